@@ -1,0 +1,67 @@
+// Runs a tokengate command (sim, gateway) as a child process for benchmarks, so the load generator and
+// the system under test do not share one event loop, and reads the child's CPU time from /proc.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const MAIN = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+
+export interface Child {
+  proc: ChildProcess;
+  pid: number;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** Starts `tokengate <args>` and resolves once its stdout matches `ready`. */
+export async function startTokengate(args: string[], ready: RegExp, timeoutMs = 15_000): Promise<Child> {
+  const proc = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  proc.stdout!.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  proc.stderr!.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`tokengate ${args[0]} did not start:\n${out}`)),
+      timeoutMs,
+    );
+    const check = () => {
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        proc.stdout!.off("data", check);
+        resolve();
+      }
+    };
+    proc.stdout!.on("data", check);
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`tokengate ${args[0]} exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    proc,
+    pid: proc.pid!,
+    output: () => out,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once("exit", () => resolve());
+        proc.kill("SIGTERM");
+        setTimeout(() => proc.kill("SIGKILL"), 5000).unref();
+      }),
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields after the command name start at field 3 (state); utime and stime are fields 14 and 15.
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return (utime + stime) / 100; // USER_HZ is 100 on Linux
+}

@@ -1,0 +1,114 @@
+// A light streaming OpenAI client for load generation: undici request, SSE scanned for data frames as
+// bytes arrive, TTFT taken at the first content token. Lighter than the openai SDK, so one load
+// generator process can drive hundreds of streams without measuring itself.
+
+import { Agent, request } from "undici";
+
+export interface StreamResult {
+  status: number;
+  /** ms from send to the first frame carrying content; NaN when none came. */
+  ttftMs: number;
+  e2eMs: number;
+  contentFrames: number;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  cachedTokens: number | null;
+  /** Set when the request failed (HTTP error, error event, connection error, missing [DONE]). */
+  error: string | null;
+  headers: Record<string, string | string[] | undefined>;
+  trailers: Record<string, string>;
+}
+
+export function makeAgent(connections = 512): Agent {
+  return new Agent({
+    connections,
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
+}
+
+const CONTENT = /"(?:content|text)":"(?:[^"\\]|\\.)/;
+
+/**
+ * Sends one streaming completion (chat when `body.messages` is set) and measures it.
+ * `path` defaults by body shape. Never throws: failures are returned in `error`.
+ */
+export async function streamCompletion(
+  baseUrl: string,
+  body: Record<string, unknown>,
+  opts: { agent?: Agent; headers?: Record<string, string>; path?: string; signal?: AbortSignal } = {},
+): Promise<StreamResult> {
+  const path = opts.path ?? (body.messages ? "/v1/chat/completions" : "/v1/completions");
+  const t0 = performance.now();
+  const out: StreamResult = {
+    status: 0,
+    ttftMs: Number.NaN,
+    e2eMs: Number.NaN,
+    contentFrames: 0,
+    promptTokens: null,
+    completionTokens: null,
+    cachedTokens: null,
+    error: null,
+    headers: {},
+    trailers: {},
+  };
+  try {
+    const res = await request(`${baseUrl}${path}`, {
+      method: "POST",
+      dispatcher: opts.agent,
+      headers: { "content-type": "application/json", ...opts.headers },
+      body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+      signal: opts.signal,
+    });
+    out.status = res.statusCode;
+    out.headers = res.headers;
+    if (res.statusCode !== 200) {
+      const text = await res.body.text();
+      out.error = `HTTP ${res.statusCode}: ${text.slice(0, 300)}`;
+      out.e2eMs = performance.now() - t0;
+      return out;
+    }
+    let buf = "";
+    let done = false;
+    for await (const chunk of res.body) {
+      buf += (chunk as Buffer).toString("utf8");
+      let idx = buf.indexOf("\n\n");
+      while (idx >= 0) {
+        const frame = buf.slice(0, idx);
+        buf = buf.slice(idx + 2);
+        idx = buf.indexOf("\n\n");
+        if (!frame.startsWith("data: ")) continue;
+        const data = frame.slice(6);
+        if (data === "[DONE]") {
+          done = true;
+          continue;
+        }
+        if (data.startsWith('{"error"')) {
+          out.error = `stream error: ${data.slice(0, 300)}`;
+          continue;
+        }
+        if (CONTENT.test(data)) {
+          if (out.contentFrames === 0) out.ttftMs = performance.now() - t0;
+          out.contentFrames++;
+        } else if (data.includes('"usage":{')) {
+          const u = JSON.parse(data).usage as {
+            prompt_tokens: number;
+            completion_tokens: number;
+            prompt_tokens_details?: { cached_tokens?: number };
+          };
+          out.promptTokens = u.prompt_tokens;
+          out.completionTokens = u.completion_tokens;
+          out.cachedTokens = u.prompt_tokens_details?.cached_tokens ?? null;
+        }
+      }
+    }
+    out.trailers = res.trailers as Record<string, string>;
+    if (!done && !out.error) out.error = "stream ended without [DONE]";
+  } catch (err) {
+    out.error = `${(err as Error).name}: ${(err as Error).message}`;
+  }
+  out.e2eMs = performance.now() - t0;
+  return out;
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// The `tokengate` command: one subcommand per file in this folder.
+
+import { readFileSync } from "node:fs";
+import { runSimCommand } from "./sim.js";
+import { runStartCommand } from "./start.js";
+
+const USAGE = `Usage: tokengate <command> [options]
+
+Commands:
+  start                  run the example platform (simulated engines) on this machine
+  sim                    run simulated vLLM/SGLang engine replicas
+  help                   this text
+
+Run 'tokengate <command> --help' for a command's options.
+`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const commands: Record<string, () => Promise<Command>> = {
+  start: async () => runStartCommand,
+  sim: async () => runSimCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "help" || name === "--help" || name === "-h") {
+    process.stdout.write(USAGE);
+    return name ? 0 : 1;
+  }
+  if (name === "--version" || name === "version") {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
+    process.stdout.write(`tokengate ${pkg.version}\n`);
+    return 0;
+  }
+  const load = commands[name];
+  if (!load) {
+    process.stderr.write(`tokengate: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  return (await load())(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`tokengate: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 2;
+  },
+);

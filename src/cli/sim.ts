@@ -1,0 +1,208 @@
+// `tokengate sim`: runs simulated vLLM/SGLang replicas in this process, from flags or a fleet file.
+
+import { parseArgs } from "node:util";
+import { type EngineOverrides, makeEngineConfig } from "../sim/engine-config.js";
+import { type FleetSpec, loadFleetFile, type RunningFleet, startFleet } from "../sim/fleet.js";
+import { PROFILES } from "../sim/profiles.js";
+
+export const SIM_USAGE = `Usage: tokengate sim [options]
+       tokengate sim --fleet <fleet.yaml>
+
+Runs simulated inference engines that behave like vLLM from the outside (OpenAI API, /metrics,
+continuous batching, prefix caching, KV pressure, LoRA, faults). Each replica has its own port.
+
+Options:
+  --fleet <file>                  a YAML file with a kind: SimFleet document (groups of replicas)
+  --replicas <n>                  number of replicas (default 1); ports are --port, --port+1, ...
+  --port <n>                      first port (default 8000; 0 = any free port)
+  --host <addr>                   listen address (default 127.0.0.1)
+  --profile <name>                hardware profile (default h100-llama8b): ${Object.keys(PROFILES).join(", ")}
+  --model <name>                  served model name (default sim-model)
+  --dialect vllm|sglang           metric names to export (default vllm)
+  --seed <n>                      seed for generated text and fault draws (default 0)
+  --max-model-len <n>             context window; longer requests get 400 as in vLLM
+  --max-num-seqs <n>              cap of the running batch
+  --max-num-batched-tokens <n>    token budget of one step
+  --num-gpu-blocks <n>            KV cache size in blocks
+  --block-size <n>                tokens per KV block (default 16)
+  --no-enable-chunked-prefill     prefill each prompt in one step
+  --no-enable-prefix-caching      no automatic prefix caching
+  --long-prefill-token-threshold <n>  cap of prompt tokens one request prefills per step
+  --beta0-us, --beta1-us, --beta2-us, --beta3-us <µs>  step-time coefficients
+  --api-server-us <µs>            serialized per-request API-server cost
+  --lora-modules <name,...>       LoRA adapters served (requests name them as model)
+  --max-loras <n>                 adapters resident at once (default 1)
+  --lora-load-ms <ms>             load delay of a non-resident adapter
+  --output-len-dist max|uniform   output lengths when ignore_eos is false (default max)
+  --stream-interval <n>           send streamed tokens every n steps (default 1: every token)
+  --error-rate <0..1>             share of requests answered 503
+  --crash-after-requests <n>      close every socket when the n-th request arrives
+  --crash-at-ms <ms>              ... or after this long
+  --restart-after-ms <ms>         listen again this long after a crash
+  --stall-after-tokens <n>        streams stall after n tokens ...
+  --stall-ms <ms>                 ... for this long (default: for ever)
+  --metrics-delay-ms <ms>         slow /metrics
+  --health-fail                   /health answers 503
+  --max-waiting <n>               429 with Retry-After when n requests already wait
+`;
+
+const num = { type: "string" } as const;
+
+function flagNumber(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name}: expected a number ≥ 0, got "${v}"`);
+  return n;
+}
+
+/** Builds a one-group fleet from command-line flags. */
+export function fleetFromFlags(argv: string[]): FleetSpec {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      replicas: num,
+      port: num,
+      host: num,
+      profile: num,
+      model: num,
+      dialect: num,
+      seed: num,
+      "max-model-len": num,
+      "max-num-seqs": num,
+      "max-num-batched-tokens": num,
+      "num-gpu-blocks": num,
+      "block-size": num,
+      "no-enable-chunked-prefill": { type: "boolean" },
+      "no-enable-prefix-caching": { type: "boolean" },
+      "long-prefill-token-threshold": num,
+      "beta0-us": num,
+      "beta1-us": num,
+      "beta2-us": num,
+      "beta3-us": num,
+      "api-server-us": num,
+      "lora-modules": num,
+      "max-loras": num,
+      "lora-load-ms": num,
+      "output-len-dist": num,
+      "stream-interval": num,
+      "error-rate": num,
+      "crash-after-requests": num,
+      "crash-at-ms": num,
+      "restart-after-ms": num,
+      "stall-after-tokens": num,
+      "stall-ms": num,
+      "metrics-delay-ms": num,
+      "health-fail": { type: "boolean" },
+      "max-waiting": num,
+    },
+    strict: true,
+  });
+  const n = (k: keyof typeof values) => flagNumber(values[k] as string | undefined, k);
+  const dialect = values.dialect ?? "vllm";
+  if (dialect !== "vllm" && dialect !== "sglang")
+    throw new Error(`--dialect: expected vllm or sglang, got "${dialect}"`);
+  const dist = values["output-len-dist"] ?? "max";
+  if (dist !== "max" && dist !== "uniform")
+    throw new Error(`--output-len-dist: expected max or uniform, got "${dist}"`);
+  const engine: EngineOverrides = {
+    maxModelLen: n("max-model-len"),
+    maxNumSeqs: n("max-num-seqs"),
+    maxNumBatchedTokens: n("max-num-batched-tokens"),
+    numGpuBlocks: n("num-gpu-blocks"),
+    blockSize: n("block-size"),
+    enableChunkedPrefill: values["no-enable-chunked-prefill"] ? false : undefined,
+    enablePrefixCaching: values["no-enable-prefix-caching"] ? false : undefined,
+    longPrefillTokenThreshold: n("long-prefill-token-threshold"),
+    beta0Us: n("beta0-us"),
+    beta1Us: n("beta1-us"),
+    beta2Us: n("beta2-us"),
+    beta3Us: n("beta3-us"),
+    apiServerUs: n("api-server-us"),
+    maxLoras: n("max-loras"),
+    loraLoadMs: n("lora-load-ms"),
+    loraModules: values["lora-modules"]
+      ? values["lora-modules"].split(",").map((s) => s.split("=")[0]!.trim())
+      : undefined,
+  };
+  const profile = values.profile ?? "h100-llama8b";
+  const model = values.model ?? "sim-model";
+  makeEngineConfig(profile, model, engine); // fails early on an unknown profile or impossible sizes
+  const faults: Record<string, unknown> = {};
+  const setFault = (k: string, v: unknown) => {
+    if (v !== undefined) faults[k] = v;
+  };
+  setFault("errorRate", n("error-rate"));
+  setFault("crashAfterRequests", n("crash-after-requests"));
+  setFault("crashAtMs", n("crash-at-ms"));
+  setFault("restartAfterMs", n("restart-after-ms"));
+  setFault("stallAfterTokens", n("stall-after-tokens"));
+  setFault("stallMs", n("stall-ms"));
+  setFault("metricsDelayMs", n("metrics-delay-ms"));
+  setFault("maxWaiting", n("max-waiting"));
+  if (values["health-fail"]) faults.healthFail = true;
+  return {
+    name: "sim",
+    host: values.host ?? "127.0.0.1",
+    seed: n("seed") ?? 0,
+    groups: [
+      {
+        name: "sim",
+        replicas: Math.max(1, n("replicas") ?? 1),
+        port: n("port") ?? 8000,
+        profile,
+        model,
+        dialect,
+        engine,
+        outputLenDist: dist,
+        streamInterval: Math.max(1, n("stream-interval") ?? 1),
+        faults,
+      },
+    ],
+  };
+}
+
+export function describeFleet(fleet: RunningFleet): string {
+  const lines = fleet.replicas.map((r) => {
+    const c = r.engine.cfg;
+    return `  ${r.name.padEnd(22)} ${r.url.padEnd(24)} model=${c.modelName} profile=${c.profileName} max_model_len=${c.maxModelLen} dialect=${r.metrics.dialect}`;
+  });
+  return `${fleet.replicas.length} simulated replica(s):\n${lines.join("\n")}`;
+}
+
+export async function runSimCommand(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(SIM_USAGE);
+    return 0;
+  }
+  let spec: FleetSpec;
+  const fi = argv.indexOf("--fleet");
+  if (fi >= 0) {
+    const file = argv[fi + 1];
+    if (!file) throw new Error("--fleet needs a file");
+    spec = loadFleetFile(file);
+  } else {
+    spec = fleetFromFlags(argv);
+  }
+  const fleet = await startFleet(spec);
+  process.stdout.write(`${describeFleet(fleet)}\n`);
+  process.stdout.write(
+    `Try: curl -s ${fleet.replicas[0]!.url}/v1/chat/completions -H 'content-type: application/json' ` +
+      `-d '{"model":"${fleet.replicas[0]!.engine.cfg.modelName}","messages":[{"role":"user","content":"hello"}],"max_tokens":16}'\n`,
+  );
+  await waitForSignal();
+  await fleet.stop();
+  return 0;
+}
+
+/** Resolves on SIGINT or SIGTERM. */
+export function waitForSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off("SIGINT", done);
+      process.off("SIGTERM", done);
+      resolve();
+    };
+    process.on("SIGINT", done);
+    process.on("SIGTERM", done);
+  });
+}

@@ -1,0 +1,37 @@
+// Builds an EngineConfig from a named profile plus per-flag overrides, the way `tokengate sim` and the
+// fleet file describe a replica.
+
+import type { EngineConfig } from "./engine.js";
+import { getProfile } from "./profiles.js";
+
+export type EngineOverrides = Partial<Omit<EngineConfig, "profileName" | "modelName">>;
+
+export function makeEngineConfig(
+  profileName: string,
+  modelName: string,
+  overrides: EngineOverrides = {},
+): EngineConfig {
+  const p = getProfile(profileName);
+  const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
+  return {
+    profileName: p.name,
+    modelName,
+    beta0Us: p.beta0Us,
+    beta1Us: p.beta1Us,
+    beta2Us: p.beta2Us,
+    beta3Us: p.beta3Us,
+    apiServerUs: p.apiServerUs,
+    numGpuBlocks: p.numGpuBlocks,
+    blockSize: p.blockSize,
+    maxNumSeqs: p.maxNumSeqs,
+    maxNumBatchedTokens: p.maxNumBatchedTokens,
+    maxModelLen: p.maxModelLen,
+    loraLoadMs: p.loraLoadMs,
+    enableChunkedPrefill: true,
+    enablePrefixCaching: true,
+    longPrefillTokenThreshold: 0,
+    maxLoras: 1,
+    loraModules: [],
+    ...defined,
+  };
+}

@@ -1,0 +1,588 @@
+// One simulated engine replica: an HTTP server speaking the OpenAI API as vLLM serves it, in front of
+// its own Engine, with /metrics in the vLLM or SGLang dialect, health, tokenize, and an admin API for
+// faults and resets. Several replicas can live in one process, each on its own port.
+
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
+import { renderChatPrompt } from "./chat-template.js";
+import { Engine, type EngineConfig } from "./engine.js";
+import { type Dialect, EngineMetrics } from "./engine-metrics.js";
+import type { EngineRequest, FinishReason, RequestSink } from "./engine-request.js";
+import { errorBody, SimHttpError } from "./errors.js";
+import { type FaultConfig, noFaults, parseFaultUpdate } from "./faults.js";
+import { type ApiKind, parseSimRequest, type SimRequest } from "./openai-request.js";
+import { OutputText } from "./output-text.js";
+import { fullResponse, makeUsage, StreamFrames } from "./responses.js";
+import { hashString, seededRandom } from "./rng.js";
+import { tokenize } from "./tokenizer.js";
+
+export type OutputLenDist = "max" | "uniform";
+
+export interface ReplicaOptions {
+  name: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port: number;
+  engine: EngineConfig;
+  dialect?: Dialect;
+  seed?: number;
+  /** How long outputs are when ignore_eos is false: all of max_tokens, or uniform in [1, max_tokens]. */
+  outputLenDist?: OutputLenDist;
+  /** Natural output length when the request sets no max_tokens (the model "stops" there). */
+  defaultOutputLen?: number;
+  /** Send streamed tokens every N steps (vLLM/SGLang --stream-interval); the first token goes at once. */
+  streamInterval?: number;
+  faults?: Partial<FaultConfig>;
+  maxBodyBytes?: number;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+export class SimReplica {
+  readonly name: string;
+  readonly engine: Engine;
+  readonly metrics: EngineMetrics;
+  faults: FaultConfig = noFaults();
+  private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine">>;
+  private readonly server: http.Server;
+  private readonly random: () => number;
+  private readonly loras: Set<string>;
+  private readonly createdAt = Math.floor(Date.now() / 1000);
+  private boundPort = 0;
+  private listening = false;
+  private requestsSinceFault = 0;
+  private crashTimer: NodeJS.Timeout | null = null;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private staleMetrics: string | null = null;
+  private seq = 0;
+  crashes = 0;
+
+  constructor(opts: ReplicaOptions) {
+    this.name = opts.name;
+    this.opts = {
+      name: opts.name,
+      host: opts.host ?? "127.0.0.1",
+      port: opts.port,
+      dialect: opts.dialect ?? "vllm",
+      seed: opts.seed ?? 0,
+      outputLenDist: opts.outputLenDist ?? "max",
+      defaultOutputLen: opts.defaultOutputLen ?? 256,
+      maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
+      streamInterval: Math.max(1, opts.streamInterval ?? 1),
+    };
+    this.engine = new Engine(opts.engine);
+    this.metrics = new EngineMetrics(this.engine, this.opts.dialect);
+    this.engine.observer = { onFinished: (r) => this.metrics.onFinished(r) };
+    this.random = seededRandom(this.opts.seed ^ hashString(opts.name));
+    this.loras = new Set(opts.engine.loraModules);
+    this.server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.route(req, res));
+    if (opts.faults) this.setFaults(opts.faults);
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get url(): string {
+    return `http://${this.opts.host}:${this.boundPort}`;
+  }
+
+  get isListening(): boolean {
+    return this.listening;
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.boundPort || this.opts.port, this.opts.host, () => {
+        this.server.off("error", reject);
+        resolve();
+      });
+    });
+    this.boundPort = (this.server.address() as AddressInfo).port;
+    this.listening = true;
+  }
+
+  async stop(): Promise<void> {
+    this.clearTimers();
+    this.engine.stop();
+    if (!this.listening) return;
+    this.listening = false;
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  /** Like a dying engine process: every socket closes at once, nothing listens until a restart. */
+  crash(): void {
+    this.crashes++;
+    this.listening = false;
+    this.engine.reset();
+    this.server.close();
+    this.server.closeAllConnections();
+    if (this.faults.restartAfterMs !== null) {
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = null;
+        this.start().catch(() => {});
+      }, this.faults.restartAfterMs);
+    }
+  }
+
+  /** Applies a partial fault update (already validated), re-arming crash timers and metric freezes. */
+  setFaults(update: Partial<FaultConfig>): FaultConfig {
+    this.faults = { ...this.faults, ...update };
+    this.requestsSinceFault = 0;
+    if ("crashAtMs" in update) {
+      if (this.crashTimer) clearTimeout(this.crashTimer);
+      this.crashTimer = null;
+      if (update.crashAtMs !== null && update.crashAtMs !== undefined) {
+        this.crashTimer = setTimeout(() => {
+          this.crashTimer = null;
+          this.crash();
+        }, update.crashAtMs);
+      }
+    }
+    if ("metricsStale" in update) this.staleMetrics = update.metricsStale ? this.metrics.expose() : null;
+    return this.faults;
+  }
+
+  /** Back to a cold, idle engine with zeroed metrics (between benchmark runs). Faults stay. */
+  reset(): void {
+    this.engine.reset();
+    this.metrics.reset();
+  }
+
+  private clearTimers(): void {
+    if (this.crashTimer) clearTimeout(this.crashTimer);
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.crashTimer = this.restartTimer = null;
+  }
+
+  private route(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const path = (req.url ?? "/").split("?", 1)[0];
+    const m = req.method ?? "GET";
+    if (m === "POST" && path === "/v1/chat/completions") return this.completion("chat", req, res);
+    if (m === "POST" && path === "/v1/completions") return this.completion("completion", req, res);
+    if (m === "GET" && path === "/metrics") return this.serveMetrics(res);
+    if (m === "GET" && (path === "/health" || path === "/health/ready" || path === "/ping")) {
+      res.writeHead(this.faults.healthFail ? 503 : 200).end();
+      return;
+    }
+    if (m === "GET" && path === "/v1/models") return this.sendJson(res, 200, this.models());
+    if (m === "GET" && path === "/version") return this.sendJson(res, 200, { version: "tokengate-sim" });
+    if (m === "POST" && path === "/tokenize")
+      return this.withJson(req, res, (b) => this.tokenizeEndpoint(b, res));
+    if (path === "/admin/faults") return this.adminFaults(m, req, res);
+    if (m === "POST" && path === "/admin/reset") {
+      this.reset();
+      return this.sendJson(res, 200, { reset: true });
+    }
+    if (m === "GET" && path === "/admin/state") return this.sendJson(res, 200, this.state());
+    this.sendError(res, new SimHttpError(404, `Not Found: ${m} ${path}`));
+  }
+
+  private models(): unknown {
+    const cfg = this.engine.cfg;
+    const base = {
+      id: cfg.modelName,
+      object: "model",
+      created: this.createdAt,
+      owned_by: "vllm",
+      root: cfg.modelName,
+      parent: null,
+      max_model_len: cfg.maxModelLen,
+    };
+    const loras = cfg.loraModules.map((id) => ({ ...base, id, root: id, parent: cfg.modelName }));
+    return { object: "list", data: [base, ...loras] };
+  }
+
+  state(): Record<string, unknown> {
+    const e = this.engine;
+    return {
+      name: this.name,
+      url: this.url,
+      listening: this.listening,
+      profile: e.cfg.profileName,
+      model: e.cfg.modelName,
+      running: e.numRunning,
+      waiting: e.numWaiting,
+      kvCacheUsage: e.kv.usage(),
+      cachedBlocks: e.kv.numCachedBlocks,
+      residentLoras: e.lora.residentAdapters(),
+      stats: e.stats,
+      faults: this.faults,
+      crashes: this.crashes,
+    };
+  }
+
+  private serveMetrics(res: http.ServerResponse): void {
+    const send = () => {
+      if (res.destroyed) return;
+      res
+        .writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE })
+        .end(this.staleMetrics ?? this.metrics.expose());
+    };
+    if (this.faults.metricsDelayMs > 0) setTimeout(send, this.faults.metricsDelayMs);
+    else send();
+  }
+
+  private adminFaults(method: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (method === "GET") return this.sendJson(res, 200, this.faults);
+    if (method === "DELETE") {
+      this.clearTimers();
+      this.staleMetrics = null;
+      this.faults = noFaults();
+      return this.sendJson(res, 200, this.faults);
+    }
+    if (method !== "POST") return this.sendError(res, new SimHttpError(405, "use GET, POST or DELETE"));
+    this.withJson(req, res, (body) => {
+      let update: Partial<FaultConfig>;
+      try {
+        update = parseFaultUpdate(body);
+      } catch (err) {
+        throw new SimHttpError(400, (err as Error).message);
+      }
+      this.sendJson(res, 200, this.setFaults(update));
+    });
+  }
+
+  private tokenizeEndpoint(body: unknown, res: http.ServerResponse): void {
+    const b = (body ?? {}) as Record<string, unknown>;
+    const parsed = parseSimRequest(b.messages !== undefined ? "chat" : "completion", b);
+    this.resolveModel(parsed.model);
+    const tokens = this.promptTokens(parsed);
+    this.sendJson(res, 200, {
+      count: tokens.length,
+      max_model_len: this.engine.cfg.maxModelLen,
+      tokens: [...tokens],
+    });
+  }
+
+  private completion(kind: ApiKind, req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (
+      this.faults.crashAfterRequests !== null &&
+      ++this.requestsSinceFault >= this.faults.crashAfterRequests
+    ) {
+      this.faults.crashAfterRequests = null;
+      this.crash();
+      return;
+    }
+    this.withJson(req, res, (body) => {
+      const parsed = parseSimRequest(kind, body);
+      const lora = this.resolveModel(parsed.model);
+      if (this.faults.errorRate > 0 && this.random() < this.faults.errorRate) {
+        throw new SimHttpError(this.faults.errorStatus, "The server is overloaded or not ready yet.");
+      }
+      const f = this.faults;
+      if (f.maxWaiting !== null && this.engine.numWaiting >= f.maxWaiting) {
+        throw new SimHttpError(429, "Failed to enqueue request, waiting requests queue is full", null, {
+          "retry-after": String(f.retryAfterSeconds),
+        });
+      }
+      this.serve(kind, parsed, lora, req, res);
+    });
+  }
+
+  /** null for the base model, the adapter name for a LoRA; throws 404 for anything else. */
+  private resolveModel(model: string | null): string | null {
+    if (model === null || model === this.engine.cfg.modelName) return null;
+    if (this.loras.has(model)) return model;
+    throw new SimHttpError(404, `The model \`${model}\` does not exist.`, "model");
+  }
+
+  private promptTokens(r: SimRequest): Uint32Array {
+    if (r.kind === "chat") return tokenize(renderChatPrompt(r.messages!));
+    if (Array.isArray(r.prompt)) return Uint32Array.from(r.prompt);
+    return tokenize(r.prompt as string);
+  }
+
+  private serve(
+    kind: ApiKind,
+    r: SimRequest,
+    lora: string | null,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ): void {
+    const cfg = this.engine.cfg;
+    const prompt = this.promptTokens(r);
+    const promptLen = prompt.length;
+    const field = kind === "chat" ? "messages" : "prompt";
+    if (r.maxTokens !== null && promptLen + r.maxTokens > cfg.maxModelLen) {
+      throw new SimHttpError(
+        400,
+        `This model's maximum context length is ${cfg.maxModelLen} tokens. However, you requested ` +
+          `${promptLen + r.maxTokens} tokens (${promptLen} in the ${field}, ${r.maxTokens} in the completion). ` +
+          `Please reduce the length of the ${field} or completion.`,
+        field,
+      );
+    }
+    if (promptLen >= cfg.maxModelLen) {
+      throw new SimHttpError(
+        400,
+        `This model's maximum context length is ${cfg.maxModelLen} tokens. However, your request has ` +
+          `${promptLen} input tokens. Please reduce the length of the input ${field}.`,
+        field,
+      );
+    }
+    const maxTokens = r.maxTokens ?? cfg.maxModelLen - promptLen;
+    const seed = r.seed ?? (this.opts.seed ^ hashPrompt(prompt)) >>> 0;
+    const rng = seededRandom(seed);
+    let target = maxTokens;
+    if (!r.ignoreEos) {
+      if (r.maxTokens === null) target = Math.min(maxTokens, this.opts.defaultOutputLen);
+      else if (this.opts.outputLenDist === "uniform") target = 1 + Math.floor(rng() * maxTokens);
+    }
+    const text = new OutputText(seed, looksChinese(r) ? "zh" : "en");
+    const id = `${kind === "chat" ? "chatcmpl" : "cmpl"}-${randomBytes(12).toString("hex")}`;
+    const model = r.model ?? cfg.modelName;
+    const created = Math.floor(Date.now() / 1000);
+    const requestId = headerValue(req.headers["x-request-id"]) ?? id;
+    const sink = r.stream
+      ? new StreamSink(
+          this,
+          res,
+          new StreamFrames(kind, id, model, created),
+          text,
+          r.includeUsage,
+          requestId,
+          this.opts.streamInterval,
+        )
+      : new JsonSink(this, res, kind, id, model, created, text, requestId);
+    const engineReq = this.engine.add({
+      id: `${this.name}-${++this.seq}`,
+      promptTokens: prompt,
+      maxTokens,
+      targetOutputTokens: target,
+      lora,
+      outputTokenId: (i) => pieceTokenId(text.piece(i)),
+      sink,
+    });
+    // The client going away aborts the request in the engine and frees its blocks.
+    res.on("close", () => {
+      if (engineReq.status !== "finished") this.engine.abort(engineReq);
+    });
+    if (r.stream) (sink as StreamSink).open();
+  }
+
+  private withJson(req: http.IncomingMessage, res: http.ServerResponse, fn: (body: unknown) => void): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > this.opts.maxBodyBytes) tooLarge = true;
+      else chunks.push(c);
+    });
+    req.on("end", () => {
+      if (tooLarge)
+        return this.sendError(
+          res,
+          new SimHttpError(413, `request body exceeds ${this.opts.maxBodyBytes} bytes`),
+        );
+      let body: unknown;
+      try {
+        body = chunks.length === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch (err) {
+        return this.sendError(res, new SimHttpError(400, `JSON decode error: ${(err as Error).message}`));
+      }
+      try {
+        fn(body);
+      } catch (err) {
+        this.sendError(res, err);
+      }
+    });
+    req.on("error", () => res.destroy());
+  }
+
+  sendJson(res: http.ServerResponse, status: number, value: unknown): void {
+    if (res.headersSent || res.destroyed) return;
+    res.writeHead(status, JSON_HEADERS).end(JSON.stringify(value));
+  }
+
+  sendError(res: http.ServerResponse, err: unknown): void {
+    if (res.headersSent || res.destroyed) return;
+    const e =
+      err instanceof SimHttpError ? err : new SimHttpError(500, (err as Error)?.message ?? String(err));
+    res.writeHead(e.status, { ...JSON_HEADERS, ...e.headers }).end(errorBody(e.status, e.message, e.param));
+  }
+}
+
+/** `Server-Timing` with the engine's view of the request: queue, prefill and decode, in ms. */
+export function serverTiming(r: EngineRequest): string {
+  const f = (x: number) => (Number.isFinite(x) ? Math.max(0, x).toFixed(1) : "0");
+  return (
+    `queue;dur=${f(r.firstScheduledAt - r.arrivedAt)}, prefill;dur=${f(r.firstTokenAt - r.firstScheduledAt)}, ` +
+    `decode;dur=${f(r.finishedAt - r.firstTokenAt)}`
+  );
+}
+
+class StreamSink implements RequestSink {
+  private stalledFrames: string[] | null = null;
+  /** Frames held back by the stream interval. */
+  private pending = "";
+  private holdForever = false;
+  private prevTokenAt = 0;
+
+  constructor(
+    private readonly replica: SimReplica,
+    private readonly res: http.ServerResponse,
+    private readonly frames: StreamFrames,
+    private readonly text: OutputText,
+    private readonly includeUsage: boolean,
+    private readonly requestId: string,
+    private readonly interval: number,
+  ) {}
+
+  /** Headers go out at once, as vLLM's streaming response does; timing follows as a trailer. */
+  open(): void {
+    this.res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-request-id": this.requestId,
+      trailer: "Server-Timing",
+    });
+    this.res.flushHeaders();
+  }
+
+  onToken(req: EngineRequest, i: number, finish: FinishReason | null): void {
+    if (i > 0) this.replica.metrics.onInterToken(req.lastTokenAt - this.prevTokenAt);
+    this.prevTokenAt = req.lastTokenAt;
+    let out = i === 0 ? this.frames.roleFrame() : "";
+    out += this.frames.tokenFrame(this.text.piece(i), finish);
+    const f = this.replica.faults;
+    if (this.stalledFrames === null && f.stallAfterTokens !== null && i >= f.stallAfterTokens) {
+      this.stalledFrames = [];
+      if (f.stallMs === null) this.holdForever = true;
+      else setTimeout(() => this.resume(), f.stallMs);
+    }
+    if (this.stalledFrames) {
+      this.stalledFrames.push(out);
+    } else if (this.interval > 1 && i > 0 && finish === null && i % this.interval !== 0) {
+      this.pending += out;
+    } else {
+      this.res.write(this.pending ? this.pending + out : out);
+      this.pending = "";
+    }
+  }
+
+  onFinish(req: EngineRequest, reason: FinishReason): void {
+    if (reason === "abort") {
+      // The client left, or the replica was reset or crashed: nothing more can be said on this stream.
+      this.res.destroy();
+      return;
+    }
+    let tail = "";
+    if (this.includeUsage) {
+      tail += this.frames.usageFrame(makeUsage(req.promptLen, req.outputLen, req.cachedTokens));
+    }
+    tail += StreamFrames.done();
+    const end = () => {
+      if (this.res.destroyed) return;
+      this.res.addTrailers({ "Server-Timing": serverTiming(req) });
+      this.res.end(tail);
+    };
+    if (this.stalledFrames) {
+      this.stalledFrames.push("");
+      this.onResume = this.holdForever ? null : end;
+    } else {
+      end();
+    }
+  }
+
+  private onResume: (() => void) | null = null;
+
+  private resume(): void {
+    const frames = this.stalledFrames ?? [];
+    this.stalledFrames = null;
+    if (!this.res.destroyed) this.res.write(frames.join(""));
+    this.onResume?.();
+  }
+}
+
+class JsonSink implements RequestSink {
+  private readonly pieces: string[] = [];
+
+  constructor(
+    private readonly replica: SimReplica,
+    private readonly res: http.ServerResponse,
+    private readonly kind: ApiKind,
+    private readonly id: string,
+    private readonly model: string,
+    private readonly created: number,
+    private readonly text: OutputText,
+    private readonly requestId: string,
+  ) {}
+
+  onToken(_req: EngineRequest, i: number): void {
+    this.pieces.push(this.text.piece(i));
+  }
+
+  onFinish(req: EngineRequest, reason: FinishReason): void {
+    if (reason === "abort") {
+      this.res.destroy();
+      return;
+    }
+    if (this.res.destroyed) return;
+    const usage = makeUsage(req.promptLen, req.outputLen, req.cachedTokens);
+    const body = fullResponse(
+      this.kind,
+      this.id,
+      this.model,
+      this.created,
+      this.pieces.join(""),
+      reason,
+      usage,
+    );
+    this.res.writeHead(200, {
+      "content-type": "application/json",
+      "x-request-id": this.requestId,
+      "server-timing": serverTiming(req),
+    });
+    this.res.end(body);
+    void this.replica;
+  }
+}
+
+const pieceIds = new Map<string, number>();
+
+/** Token id of a generated piece (each piece is exactly one token); the piece vocabulary is small. */
+function pieceTokenId(piece: string): number {
+  let id = pieceIds.get(piece);
+  if (id === undefined) {
+    id = tokenize(piece)[0]!;
+    pieceIds.set(piece, id);
+  }
+  return id;
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function hashPrompt(tokens: Uint32Array): number {
+  let h = 0x811c9dc5;
+  const step = Math.max(1, Math.floor(tokens.length / 64));
+  for (let i = 0; i < tokens.length; i += step) h = Math.imul(h ^ tokens[i]!, 0x01000193);
+  return (h ^ tokens.length) >>> 0;
+}
+
+/** Chinese prompts get Chinese output: judged on the last message's first characters. */
+function looksChinese(r: SimRequest): boolean {
+  let s = "";
+  if (r.messages) {
+    const last = r.messages[r.messages.length - 1]!.content;
+    s = typeof last === "string" ? last : (last ?? []).map((p) => p.text ?? "").join("");
+  } else if (typeof r.prompt === "string") {
+    s = r.prompt;
+  }
+  const n = Math.min(s.length, 400);
+  let cjk = 0;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x4e00 && c <= 0x9fff) cjk++;
+  }
+  return n > 0 && cjk / n > 0.2;
+}
