@@ -10,6 +10,8 @@ const USAGE = `Usage: tokengate <command> [options]
 Commands:
   start                  run the example platform (simulated engines) on this machine
   sim                    run simulated vLLM/SGLang engine replicas
+  config validate <path> check a config file or folder
+  route explain ...      show which pool a request would go to, and why
   help                   this text
 
 Run 'tokengate <command> --help' for a command's options.
@@ -20,6 +22,8 @@ type Command = (argv: string[]) => Promise<number>;
 const commands: Record<string, () => Promise<Command>> = {
   start: async () => runStartCommand,
   sim: async () => runSimCommand,
+  config: async () => (await import("./config.js")).runConfigCommand,
+  route: async () => (await import("./route.js")).runRouteCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

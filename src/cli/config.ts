@@ -1,0 +1,114 @@
+// `tokengate config validate <path>`: checks a config file or folder and prints a summary or every error.
+import { parseArgs } from "node:util";
+import type { GatewayConfigSet } from "../config/config-set.js";
+import { formatConfigError } from "../config/errors.js";
+import { loadConfig } from "../config/loader.js";
+
+export const CONFIG_USAGE = `Usage: tokengate config validate <file or folder> [--require-env]
+
+Validates the InferencePool, InferenceRoute and GatewayConfig documents of a YAML file, or of every
+*.yaml / *.yml file in a folder. Prints the route config version and aliases → pools → endpoints, or every
+error as file:line:column followed by its YAML path. Exit status: 0 valid, 1 invalid, 2 usage.
+
+Options:
+  --require-env   treat unset environment variables (sharedSecretEnv) as errors, as the gateway does
+`;
+
+/** Where a command writes; tests pass collectors. */
+export interface CommandOutput {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+export const processOutput: CommandOutput = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+export async function runConfigCommand(argv: string[], io: CommandOutput = processOutput): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    io.err(`tokengate config: ${err instanceof Error ? err.message : String(err)}\n\n${CONFIG_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.out(CONFIG_USAGE);
+    return 0;
+  }
+  const [sub, path, ...extra] = positionals;
+  if (sub !== "validate" || path === undefined || extra.length > 0) {
+    io.err(CONFIG_USAGE);
+    return 2;
+  }
+  const result = await loadConfig(path, { missingEnv: values["require-env"] ? "error" : "warning" });
+  for (const w of result.warnings) io.err(`warning: ${formatConfigError(w)}\n`);
+  if (!result.ok) {
+    for (const e of result.errors) io.err(`${formatConfigError(e)}\n`);
+    const n = result.errors.length;
+    io.err(`invalid: ${n} error${n === 1 ? "" : "s"}\n`);
+    return 1;
+  }
+  io.out(describeConfig(result.config));
+  return 0;
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { "require-env": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+  });
+}
+
+/** The summary `config validate` prints: version, aliases → pools → endpoints, rules, gateway settings. */
+export function describeConfig(config: GatewayConfigSet): string {
+  const lines: string[] = [];
+  const docs = config.documents;
+  lines.push(`ok: ${docs.length} documents, route config version ${config.version}`);
+  const skipped = docs.filter((d) => d.skipped);
+  if (skipped.length > 0) lines.push(`skipped: ${skipped.map((d) => `${d.kind} (${d.file})`).join(", ")}`);
+  if (config.route.globalMode === "legacy_passthrough") {
+    lines.push("globalMode: legacy_passthrough (rules are skipped; every alias uses its default pool)");
+  }
+  for (const alias of config.route.aliases.values()) {
+    const version = alias.defaultVersion ? `, default version ${alias.defaultVersion}` : "";
+    lines.push(`alias ${alias.name} (default pool ${alias.defaultPool}${version})`);
+    for (const p of alias.pools) {
+      const pool = config.pools.get(p.name)!;
+      lines.push(
+        `  ${p.name}: input ${p.minInputTokens}..${p.maxInputTokens}, output <= ${p.maxOutputTokens} (${p.outputTokensPolicy}), queue <= ${p.maxQueueMs} ms, priority ${p.priority}`,
+      );
+      lines.push(
+        `    ${pool.engine} ${pool.model} (${pool.modelVersion}): ${pool.endpoints.map((e) => e.url).join(", ")}`,
+      );
+    }
+  }
+  for (const [i, r] of config.route.rules.entries()) {
+    lines.push(
+      `rule ${i + 1} ${r.name}: ${describeWhen(r.when)} → ${r.routeTo}${r.queuePolicy?.pauseWhen ? " (pausable)" : ""}`,
+    );
+  }
+  const g = config.gateway;
+  const admin = g.admin.separate ? `${g.admin.host}:${g.admin.port}` : "same listener";
+  lines.push(`gateway: listen ${g.listen.host}:${g.listen.port}, metrics/admin on ${admin}`);
+  const t = g.auth.trustedUpstreams;
+  const trusted = t
+    ? `trusted upstreams ${t.addresses.map((a) => `${a.address}/${a.prefix}`).join(", ") || "any address"}${t.sharedSecretEnv || t.sharedSecret ? " with shared secret" : ""}`
+    : "no trusted upstreams";
+  lines.push(
+    `auth: ${g.auth.apiKeys.length} API keys (tenants ${[...new Set(g.auth.apiKeys.map((k) => k.tenant))].join(", ") || "none"}), ${trusted}, anonymous ${g.auth.allowAnonymous ? `allowed as ${g.auth.defaultTenant}` : "refused"}`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+function describeWhen(w: GatewayConfigSet["route"]["rules"][number]["when"]): string {
+  const parts: string[] = [];
+  if (w.taskIn) parts.push(`task in [${w.taskIn.join(", ")}]`);
+  if (w.requestClass) parts.push(`class in [${w.requestClass.join(", ")}]`);
+  if (w.inputTokensLte !== null) parts.push(`input <= ${w.inputTokensLte}`);
+  if (w.inputTokensGt !== null) parts.push(`input > ${w.inputTokensGt}`);
+  return parts.length > 0 ? parts.join(", ") : "always";
+}

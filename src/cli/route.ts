@@ -1,0 +1,219 @@
+// `tokengate route explain`: shows which pool a request would go to and why, without sending anything.
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { formatConfigError } from "../config/errors.js";
+import { loadConfig } from "../config/loader.js";
+import { type ChatMessageLike, estimateChatTokens, estimateTextTokens } from "../profile/token-estimate.js";
+import type { RouteDecision, RouteProfile, RouteRejection } from "../route/route-decision.js";
+import { routeRequest } from "../route/route-request.js";
+import { type CommandOutput, processOutput } from "./config.js";
+
+export const ROUTE_USAGE = `Usage: tokengate route explain --config <path> --task <task> --input-tokens <n> [options]
+       tokengate route explain --config <path> --request <body.json> [options]
+
+Prints the pool a request would be routed to, the route reason, the upstream model and version, how
+max_tokens is handled, and every rule checked. Nothing is sent anywhere.
+
+Options:
+  --config <path>        config file or folder (required)
+  --request <file>       an OpenAI chat (or completions) request body; input tokens are estimated from it,
+                         and model, max_tokens, metadata.task and metadata.request_class are read from it
+  --model <alias>        model alias (default: the request's model, or the only alias)
+  --task <task>          X-AI-Task
+  --class <class>        X-AI-Request-Class
+  --input-tokens <n>     input tokens (overrides the estimate from --request)
+  --max-tokens <n>       max_tokens
+  --json                 print the decision (or the error) as JSON
+Exit status: 0 routed, 1 rejected or invalid config, 2 usage.
+`;
+
+export async function runRouteCommand(argv: string[], io: CommandOutput = processOutput): Promise<number> {
+  let args: Awaited<ReturnType<typeof readArgs>>;
+  try {
+    args = await readArgs(argv);
+  } catch (err) {
+    io.err(`tokengate route: ${err instanceof Error ? err.message : String(err)}\n\n${ROUTE_USAGE}`);
+    return 2;
+  }
+  if (args === "help") {
+    io.out(ROUTE_USAGE);
+    return 0;
+  }
+  const loaded = await loadConfig(args.config, { missingEnv: "warning" });
+  if (!loaded.ok) {
+    for (const e of loaded.errors) io.err(`${formatConfigError(e)}\n`);
+    return 1;
+  }
+  const aliases = [...loaded.config.route.aliases.keys()];
+  const modelAlias = args.model ?? (aliases.length === 1 ? aliases[0]! : undefined);
+  if (modelAlias === undefined) {
+    io.err(`tokengate route: --model is required (aliases: ${aliases.join(", ")})\n`);
+    return 2;
+  }
+  const profile: RouteProfile = { ...args.profile, modelAlias };
+  const result = routeRequest(loaded.config, profile);
+  if (args.json) {
+    io.out(
+      `${JSON.stringify(result.ok ? result : { error: openAIError(result), explain: result.explain }, null, 2)}\n`,
+    );
+  } else if (result.ok) {
+    io.out(describeDecision(result, args.inputSource));
+  } else {
+    io.out(`${JSON.stringify({ error: openAIError(result) }, null, 2)}\n`);
+    io.out(`trace:\n${result.explain.map((l) => `  ${l}\n`).join("")}`);
+  }
+  return result.ok ? 0 : 1;
+}
+
+/** seed 004's extended OpenAI error body for a routing rejection. */
+export function openAIError(r: RouteRejection) {
+  return {
+    message: r.message,
+    type: "invalid_request_error",
+    code: r.code,
+    param: r.param,
+    route: r.route,
+    fallback_options: r.fallbackOptions,
+  };
+}
+
+function describeDecision(d: RouteDecision, inputSource: string): string {
+  const maxTokens =
+    d.maxTokensSource === "pool_default"
+      ? `${d.maxTokens} (not in the request: the pool's maxOutputTokens)`
+      : d.maxTokensClamped
+        ? `${d.maxTokens} (clamped from ${d.maxTokensRequested}: the pool's maxOutputTokens)`
+        : `${d.maxTokens} (as requested; pool limit ${d.poolConfig.maxOutputTokens})`;
+  const pause = d.queuePolicy?.pauseWhen;
+  const lines = [
+    `pool: ${d.pool}`,
+    `reason: ${d.reason} (metric label ${d.reasonLabel})`,
+    `upstream model: ${d.upstreamModel}, version ${d.modelVersion}`,
+    `input tokens: ${inputSource}`,
+    `max_tokens: ${maxTokens}`,
+    `task known: ${d.taskKnown ? "yes" : "no (counted as an unknown task)"}`,
+    `priority ${d.priority}, max queue ${d.maxQueueMs} ms`,
+    ...(pause
+      ? [
+          `queue policy: pause while ${pause.pool} TTFT P95 > ${pause.ttftP95MsGt} ms over ${pause.windowSeconds} s`,
+        ]
+      : []),
+    `config version: ${d.configVersion}`,
+    "trace:",
+    ...d.explain.map((l) => `  ${l}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+async function readArgs(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: "string" },
+      request: { type: "string" },
+      model: { type: "string" },
+      task: { type: "string" },
+      class: { type: "string" },
+      "input-tokens": { type: "string" },
+      "max-tokens": { type: "string" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return "help" as const;
+  if (positionals.length !== 1 || positionals[0] !== "explain") throw new Error('expected "route explain"');
+  if (!values.config) throw new Error("--config is required");
+  let body: RequestBody = {};
+  if (values.request) body = await readBody(values.request);
+  let inputTokens = count(values["input-tokens"], "--input-tokens", 0);
+  let inputSource = `${inputTokens} (given)`;
+  if (inputTokens === undefined) {
+    const estimated = estimateBody(body);
+    if (estimated === undefined) throw new Error("give --input-tokens, or --request with messages or prompt");
+    inputTokens = estimated;
+    inputSource = `${estimated} (estimated from ${values.request})`;
+  }
+  const meta = body.metadata ?? {};
+  const maxTokens =
+    count(values["max-tokens"], "--max-tokens", 1) ?? body.max_completion_tokens ?? body.max_tokens;
+  return {
+    config: values.config,
+    json: values.json ?? false,
+    model: values.model ?? body.model,
+    inputSource,
+    profile: {
+      task: values.task ?? str(meta.task) ?? str(body.task) ?? null,
+      requestClass: values.class ?? str(meta.request_class) ?? str(meta.requestClass) ?? null,
+      inputTokens,
+      maxTokens: maxTokens ?? null,
+    },
+  };
+}
+
+interface RequestBody {
+  model?: string;
+  messages?: ChatMessageLike[];
+  prompt?: string | string[];
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  metadata?: Record<string, unknown>;
+  /** Seed 004's sample requests carry the task at the top level. */
+  task?: unknown;
+}
+
+async function readBody(file: string): Promise<RequestBody> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(file, "utf8"));
+  } catch (err) {
+    throw new Error(`--request ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Error(`--request ${file}: expected a JSON object`);
+  }
+  const b = value as Record<string, unknown>;
+  const check = (ok: boolean, field: string, what: string) => {
+    if (!ok) throw new Error(`--request ${file}: ${field} must be ${what}`);
+  };
+  check(b.model === undefined || typeof b.model === "string", "model", "a string");
+  check(b.messages === undefined || Array.isArray(b.messages), "messages", "a list");
+  for (const key of ["max_tokens", "max_completion_tokens"]) {
+    const v = b[key];
+    check(
+      v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) > 0),
+      key,
+      "a positive integer",
+    );
+  }
+  check(
+    b.metadata === undefined || (typeof b.metadata === "object" && !Array.isArray(b.metadata)),
+    "metadata",
+    "an object",
+  );
+  return {
+    ...b,
+    max_tokens: (b.max_tokens as number | null) ?? undefined,
+    max_completion_tokens: (b.max_completion_tokens as number | null) ?? undefined,
+  } as RequestBody;
+}
+
+function estimateBody(body: RequestBody): number | undefined {
+  if (body.messages) return estimateChatTokens(body.messages);
+  if (typeof body.prompt === "string") return estimateTextTokens(body.prompt);
+  if (Array.isArray(body.prompt)) return body.prompt.reduce((n, p) => n + estimateTextTokens(String(p)), 0);
+  return undefined;
+}
+
+function count(v: string | undefined, flag: string, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) {
+    throw new Error(`${flag}: expected an integer >= ${min}, got "${v}"`);
+  }
+  return n;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}

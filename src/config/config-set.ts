@@ -1,0 +1,52 @@
+// GatewayConfigSet: everything the gateway runs from, validated and frozen; built only from a config with
+// no errors, so a failed reload never yields a half-built value.
+import type { GatewaySettings } from "./gateway-settings.js";
+import type { InferencePoolConfig } from "./inference-pool.js";
+import type { RouteConfig } from "./route-types.js";
+
+/** A document kept without validation (its kind is validated by a later part). */
+export interface StoredDocument {
+  readonly kind: string;
+  readonly name: string;
+  readonly file: string;
+  readonly spec: unknown;
+}
+
+/** Where each document came from, for `config validate` and the admin API. */
+export interface DocumentSummary {
+  readonly file: string;
+  readonly line: number;
+  readonly kind: string;
+  /** null for skipped documents. */
+  readonly name: string | null;
+  /** true for kinds read elsewhere (`SimFleet`). */
+  readonly skipped: boolean;
+}
+
+export interface GatewayConfigSet {
+  /** The route config version (`ai.example.com/route-config-version`), for logs and rollback. */
+  readonly version: string;
+  readonly route: RouteConfig;
+  /** InferencePool documents by name. */
+  readonly pools: ReadonlyMap<string, InferencePoolConfig>;
+  /** The GatewayConfig document, or defaults when there is none. */
+  readonly gateway: GatewaySettings;
+  /** InferenceBudget documents, stored for the budget stage. */
+  readonly budgets: readonly StoredDocument[];
+  /** Files read, in order. */
+  readonly sources: readonly string[];
+  readonly documents: readonly DocumentSummary[];
+}
+
+/** Freezes plain objects and arrays recursively; Maps and Sets are only typed read-only. */
+export function deepFreeze<T>(value: T): T {
+  if (value instanceof Map) {
+    for (const v of value.values()) deepFreeze(v);
+  } else if (value instanceof Set) {
+    for (const v of value) deepFreeze(v);
+  } else if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

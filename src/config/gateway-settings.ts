@@ -1,0 +1,297 @@
+// GatewayConfig: the gateway's own settings (listeners, who is a tenant, limits, timeouts, retries, logging).
+// Every field has a default, so the document itself is optional.
+import { createHash } from "node:crypto";
+import { BlockList, isIP } from "node:net";
+import { deepFreeze } from "./config-set.js";
+import type { Envelope } from "./envelope.js";
+import type { IssueList } from "./errors.js";
+import { FieldReader } from "./fields.js";
+
+export interface ListenAddress {
+  readonly host: string;
+  /** 0 picks a free port (tests). */
+  readonly port: number;
+}
+
+/** The metrics/admin listener. `separate: false` means it is served on the main listener. */
+export interface AdminListener extends ListenAddress {
+  readonly separate: boolean;
+}
+
+export interface ApiKeyEntry {
+  /** Lowercase hex SHA-256 of the key; plain `key` values are hashed at load so only hashes stay in memory. */
+  readonly keySha256: string;
+  readonly tenant: string;
+}
+
+/** An IP address or CIDR block, e.g. `10.0.0.0/8` or `::1`. */
+export interface TrustedAddress {
+  readonly address: string;
+  readonly prefix: number;
+  readonly family: "ipv4" | "ipv6";
+}
+
+/**
+ * Callers allowed to name the tenant in `X-AI-Tenant`. When both a secret and addresses are configured a caller
+ * needs both; with one of them, that one suffices.
+ */
+export interface TrustedUpstreams {
+  /** The secret itself (from `sharedSecret`, or read from `sharedSecretEnv` at load); null when the env var was unset. */
+  readonly sharedSecret: string | null;
+  readonly sharedSecretEnv: string | null;
+  /** Request header carrying the secret; default `X-AI-Upstream-Secret`. */
+  readonly secretHeader: string;
+  /** Empty means any address (then the secret is required). */
+  readonly addresses: readonly TrustedAddress[];
+}
+
+export interface AuthSettings {
+  readonly apiKeys: readonly ApiKeyEntry[];
+  /** null: no caller may set `X-AI-Tenant`. */
+  readonly trustedUpstreams: TrustedUpstreams | null;
+  /** Default false: requests without a valid key or trusted tenant get 401. */
+  readonly allowAnonymous: boolean;
+  /** Tenant of anonymous requests; default `anonymous`. */
+  readonly defaultTenant: string;
+}
+
+/**
+ * A validated `GatewayConfig` document, or the defaults when there is none.
+ * Defaults: listen 0.0.0.0:8080; admin (`/metrics`, admin API) on the same listener; no API keys, no trusted
+ * upstreams, anonymous refused; body limit 4 MiB; timeouts connect 2 s, first byte 60 s, idle 30 s,
+ * total 600 s; 2 attempts with a 10% retry budget; prompts not logged; logs to stdout.
+ */
+export interface GatewaySettings {
+  readonly listen: ListenAddress;
+  readonly admin: AdminListener;
+  readonly auth: AuthSettings;
+  readonly limits: { readonly maxBodyBytes: number };
+  readonly timeouts: {
+    /** TCP connect to an engine. */
+    readonly connectMs: number;
+    /** From sending upstream to the first response byte (covers engine queue and prefill). */
+    readonly firstByteMs: number;
+    /** Longest gap between two chunks of a streaming reply. */
+    readonly idleMs: number;
+    /** Whole upstream exchange. */
+    readonly totalMs: number;
+  };
+  readonly retry: {
+    /** Attempts including the first; retries happen only before the first byte. */
+    readonly maxAttempts: number;
+    /** Retries may add at most this percentage of recent requests (0 disables retries). */
+    readonly budgetPercent: number;
+  };
+  readonly logging: {
+    /** Log prompt and completion text; default false. */
+    readonly prompts: boolean;
+    /** `stdout`, `stderr`, or a file path. */
+    readonly destination: string;
+  };
+}
+
+export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
+  listen: { host: "0.0.0.0", port: 8080 },
+  admin: { host: "0.0.0.0", port: 8080, separate: false },
+  auth: { apiKeys: [], trustedUpstreams: null, allowAnonymous: false, defaultTenant: "anonymous" },
+  limits: { maxBodyBytes: 4 * 1024 * 1024 },
+  timeouts: { connectMs: 2_000, firstByteMs: 60_000, idleMs: 30_000, totalMs: 600_000 },
+  retry: { maxAttempts: 2, budgetPercent: 10 },
+  logging: { prompts: false, destination: "stdout" },
+});
+
+export interface EnvOptions {
+  /** Where `*Env` fields are read; default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** An unset env variable is an error (default) or a warning (`config validate` on a machine without secrets). */
+  readonly missingEnv?: "error" | "warning";
+}
+
+/** Tenants become metric labels and log fields. */
+const TENANT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const TENANT_HINT = "letters, digits, '.', '_' and '-', at most 64 characters";
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER = /^[A-Za-z0-9-]+$/;
+const HOST = /^[A-Za-z0-9.:[\]-]+$/;
+const PORT = { min: 0, max: 65535 };
+
+export function parseGatewaySettings(
+  env: Envelope,
+  issues: IssueList,
+  options: EnvOptions = {},
+): GatewaySettings {
+  const d = DEFAULT_GATEWAY_SETTINGS;
+  const spec = env.spec;
+  if (!spec) return d;
+  const l = spec.map("listen");
+  const listen = {
+    host: l?.string("host", { pattern: HOST, patternHint: "a hostname or IP address" }) ?? d.listen.host,
+    port: l?.int("port", PORT) ?? d.listen.port,
+  };
+  l?.done();
+  const a = spec.map("admin");
+  const adminHost =
+    a?.string("host", { pattern: HOST, patternHint: "a hostname or IP address" }) ?? listen.host;
+  const adminPort = a?.int("port", PORT) ?? listen.port;
+  a?.done();
+  // An explicit admin port 0 asks for its own ephemeral listener (tests), even when listen.port is 0 too.
+  const separate =
+    a !== null &&
+    (adminHost !== listen.host || adminPort !== listen.port || (a.has("port") && adminPort === 0));
+  if (a && separate && adminPort === listen.port && adminPort !== 0) {
+    issues.error(a.at("port"), "equals listen.port on another host; omit admin to share the main listener");
+  }
+  const auth = parseAuth(spec, issues, options);
+  const lim = spec.map("limits");
+  const maxBodyBytes = lim?.int("maxBodyBytes", { min: 1024, max: 1024 ** 3 }) ?? d.limits.maxBodyBytes;
+  lim?.done();
+  const timeouts = parseTimeouts(spec, issues);
+  const r = spec.map("retry");
+  const retry = {
+    maxAttempts: r?.int("maxAttempts", { min: 1, max: 10 }) ?? d.retry.maxAttempts,
+    budgetPercent: r?.int("budgetPercent", { min: 0, max: 100 }) ?? d.retry.budgetPercent,
+  };
+  r?.done();
+  const g = spec.map("logging");
+  const logging = {
+    prompts: g?.bool("prompts") ?? d.logging.prompts,
+    destination: g?.string("destination") ?? d.logging.destination,
+  };
+  g?.done();
+  spec.done();
+  return {
+    listen,
+    admin: { host: adminHost, port: adminPort, separate },
+    auth,
+    limits: { maxBodyBytes },
+    timeouts,
+    retry,
+    logging,
+  };
+}
+
+function parseTimeouts(spec: FieldReader, issues: IssueList): GatewaySettings["timeouts"] {
+  const d = DEFAULT_GATEWAY_SETTINGS.timeouts;
+  const t = spec.map("timeouts");
+  const range = { min: 1, max: 24 * 3_600_000 };
+  const out = {
+    connectMs: t?.int("connectMs", range) ?? d.connectMs,
+    firstByteMs: t?.int("firstByteMs", range) ?? d.firstByteMs,
+    idleMs: t?.int("idleMs", range) ?? d.idleMs,
+    totalMs: t?.int("totalMs", range) ?? d.totalMs,
+  };
+  t?.done();
+  if (t) {
+    for (const key of ["connectMs", "firstByteMs", "idleMs"] as const) {
+      if (out[key] > out.totalMs)
+        issues.error(t.at(key), `is ${out[key]}, longer than totalMs (${out.totalMs})`);
+    }
+  }
+  return out;
+}
+
+function parseAuth(spec: FieldReader, issues: IssueList, options: EnvOptions): AuthSettings {
+  const d = DEFAULT_GATEWAY_SETTINGS.auth;
+  const f = spec.map("auth");
+  if (!f) return d;
+  const apiKeys: ApiKeyEntry[] = [];
+  (f.list("apiKeys") ?? []).forEach((item, i) => {
+    const entry = parseApiKey(FieldReader.of(item, f.at("apiKeys", i), issues));
+    if (!entry) return;
+    if (apiKeys.some((e) => e.keySha256 === entry.keySha256)) {
+      issues.error(f.at("apiKeys", i), "the same key is listed twice");
+    } else {
+      apiKeys.push(entry);
+    }
+  });
+  const trustedUpstreams = parseTrusted(f, issues, options);
+  const allowAnonymous = f.bool("allowAnonymous") ?? d.allowAnonymous;
+  const defaultTenant =
+    f.string("defaultTenant", { pattern: TENANT, patternHint: TENANT_HINT }) ?? d.defaultTenant;
+  f.done();
+  return { apiKeys, trustedUpstreams, allowAnonymous, defaultTenant };
+}
+
+function parseApiKey(k: FieldReader | null): ApiKeyEntry | undefined {
+  if (!k) return undefined;
+  const key = k.string("key");
+  const keySha256 = k.string("keySha256", { pattern: /^[0-9a-fA-F]{64}$/, patternHint: "64 hex digits" });
+  const tenant = k.string("tenant", { required: true, pattern: TENANT, patternHint: TENANT_HINT });
+  k.done();
+  if (k.has("key") === k.has("keySha256")) {
+    k.issues.error(k.path, 'set exactly one of "key" and "keySha256"');
+    return undefined;
+  }
+  if (key !== undefined && key.length < 8) {
+    k.issues.error(k.at("key"), "must be at least 8 characters");
+    return undefined;
+  }
+  const hash = key !== undefined ? createHash("sha256").update(key).digest("hex") : keySha256?.toLowerCase();
+  if (hash === undefined || tenant === undefined) return undefined;
+  return { keySha256: hash, tenant };
+}
+
+function parseTrusted(auth: FieldReader, issues: IssueList, options: EnvOptions): TrustedUpstreams | null {
+  const t = auth.map("trustedUpstreams");
+  if (!t) return null;
+  const literal = t.string("sharedSecret") ?? null;
+  const sharedSecretEnv =
+    t.string("sharedSecretEnv", { pattern: ENV_NAME, patternHint: "an environment variable name" }) ?? null;
+  const secretHeader =
+    t.string("secretHeader", { pattern: HEADER, patternHint: "an HTTP header name" }) ??
+    "X-AI-Upstream-Secret";
+  const addresses: TrustedAddress[] = [];
+  (t.list("addresses") ?? []).forEach((item, i) => {
+    const a = parseAddress(item);
+    if (a) addresses.push(a);
+    else issues.error(t.at("addresses", i), `${JSON.stringify(item)} is not an IP address or CIDR block`);
+  });
+  t.done();
+  if (t.has("sharedSecret") && t.has("sharedSecretEnv")) {
+    issues.error(t.path, 'set at most one of "sharedSecret" and "sharedSecretEnv"');
+  }
+  if (!t.has("sharedSecret") && !t.has("sharedSecretEnv") && !t.has("addresses")) {
+    issues.error(
+      t.path,
+      'set "sharedSecret", "sharedSecretEnv" or "addresses"; otherwise anyone could claim a tenant',
+    );
+  }
+  if (literal !== null && literal.length < 16)
+    issues.error(t.at("sharedSecret"), "must be at least 16 characters");
+  let sharedSecret = literal;
+  if (sharedSecretEnv !== null) {
+    const value = (options.env ?? process.env)[sharedSecretEnv];
+    if (value === undefined || value === "") {
+      const message = `environment variable ${sharedSecretEnv} is not set (the gateway will not start without it)`;
+      if (options.missingEnv === "warning") issues.warn(t.at("sharedSecretEnv"), message);
+      else issues.error(t.at("sharedSecretEnv"), message);
+    } else if (value.length < 16) {
+      issues.error(
+        t.at("sharedSecretEnv"),
+        `environment variable ${sharedSecretEnv} must hold at least 16 characters`,
+      );
+    } else {
+      sharedSecret = value;
+    }
+  }
+  return { sharedSecret, sharedSecretEnv, secretHeader, addresses };
+}
+
+/** `10.0.0.0/8`, `192.168.1.7`, `::1`, `fd00::/8`. */
+export function parseAddress(item: unknown): TrustedAddress | undefined {
+  if (typeof item !== "string") return undefined;
+  const [address = "", prefixText, extra] = item.split("/");
+  const version = isIP(address);
+  if (version === 0 || extra !== undefined) return undefined;
+  const bits = version === 4 ? 32 : 128;
+  const prefix = prefixText === undefined ? bits : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : -1;
+  if (prefix < 0 || prefix > bits) return undefined;
+  return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
+}
+
+/** A `net.BlockList` matching the trusted addresses, for checking `socket.remoteAddress`. */
+export function trustedAddressList(addresses: readonly TrustedAddress[]): BlockList {
+  const list = new BlockList();
+  for (const a of addresses) list.addSubnet(a.address, a.prefix, a.family);
+  return list;
+}

@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { formatConfigError } from "./errors.js";
+import { type LoadResult, loadConfigTexts } from "./loader.js";
+
+const ROUTE = `apiVersion: ai.example.com/v1alpha1
+kind: InferenceRoute
+metadata: { name: r, annotations: { ai.example.com/route-config-version: "r1" } }
+spec:
+  modelAliases:
+    chat: { defaultPool: p, pools: [{ name: p, maxInputTokens: 100, maxOutputTokens: 10 }] }
+`;
+
+function load(spec: string): LoadResult {
+  const pool = `apiVersion: tokengate.dev/v1alpha1\nkind: InferencePool\nmetadata:\n  name: p\nspec:\n${spec}`;
+  return loadConfigTexts({ "pool.yaml": pool, "route.yaml": ROUTE });
+}
+
+function errors(r: LoadResult): string[] {
+  return r.ok ? [] : r.errors.map((e) => formatConfigError(e).replace(/^pool\.yaml:/, ""));
+}
+
+describe("InferencePool validation", () => {
+  it("takes endpoints as URLs or {url, name}, normalises them, and fills defaults", () => {
+    const r = load(`  engine: sglang
+  model: summary-7b
+  endpoints:
+    - http://127.0.0.1:8001/
+    - { url: "http://localhost:8002", name: online-2 }
+    - http://[::1]:8003
+`);
+    assert.ok(r.ok, errors(r).join("\n"));
+    const p = r.config.pools.get("p")!;
+    assert.equal(p.engine, "sglang");
+    assert.equal(p.modelVersion, "summary-7b", "modelVersion defaults to the model name");
+    assert.deepEqual(p.endpoints, [
+      { name: "127.0.0.1:8001", url: "http://127.0.0.1:8001" },
+      { name: "online-2", url: "http://localhost:8002" },
+      { name: "[::1]:8003", url: "http://[::1]:8003" },
+    ]);
+    assert.deepEqual(p.metrics, { path: "/metrics", intervalMs: 250 });
+    assert.deepEqual(p.health, { path: "/health", intervalMs: 1000 });
+  });
+
+  it("refuses URLs that are not plain http origins", () => {
+    const r = load(`  engine: vllm
+  model: m
+  endpoints:
+    - ftp://127.0.0.1:8001
+    - http://127.0.0.1:8002/v1
+    - not a url
+    - http://127.0.0.1:8003?x=1
+    - { url: "http://a:b@127.0.0.1:8004" }
+    - http://127.0.0.1:8005
+    - http://127.0.0.1:8005
+`);
+    assert.deepEqual(errors(r), [
+      '9:7 spec.endpoints[0]: "ftp://127.0.0.1:8001": only http:// endpoints are supported (got ftp:)',
+      '10:7 spec.endpoints[1]: "http://127.0.0.1:8002/v1": write only http://host:port; the gateway adds the /v1/... path',
+      '11:7 spec.endpoints[2]: "not a url" is not a URL; write http://host:port',
+      '12:7 spec.endpoints[3]: "http://127.0.0.1:8003?x=1": write only http://host:port; the gateway adds the /v1/... path',
+      "13:14 spec.endpoints[4].url: endpoint URLs must not contain credentials",
+      "15:7 spec.endpoints[6]: duplicate endpoint http://127.0.0.1:8005",
+    ]);
+  });
+
+  it("requires engine, model and a non-empty endpoint list, and rejects unknown fields", () => {
+    const r = load(`  endpoints: []
+  metrics: { path: metrics, interval: 5 }
+`);
+    assert.deepEqual(errors(r), [
+      '5:1 spec: missing required field "engine"',
+      '5:1 spec: missing required field "model"',
+      "6:3 spec.endpoints: must not be empty",
+      '7:20 spec.metrics.path: "metrics" is not valid: an absolute HTTP path such as /metrics',
+      '7:29 spec.metrics.interval: unknown field "interval" (did you mean "intervalMs"?)',
+    ]);
+  });
+});

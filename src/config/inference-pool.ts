@@ -1,0 +1,155 @@
+// InferencePool: one group of engines serving one model — its engine dialect, the model name sent upstream,
+// and a static endpoint list (Kubernetes discovery comes later).
+
+import type { Envelope } from "./envelope.js";
+import type { IssueList, PathSegment } from "./errors.js";
+import { FieldReader } from "./fields.js";
+
+export type EngineDialect = "vllm" | "sglang";
+export const ENGINE_DIALECTS: readonly EngineDialect[] = ["vllm", "sglang"];
+
+export interface PoolEndpoint {
+  /** Label for logs and metrics; defaults to `host:port`. */
+  readonly name: string;
+  /** Origin only, e.g. `http://127.0.0.1:8001` (no path, no credentials). */
+  readonly url: string;
+}
+
+export interface PollSettings {
+  /** HTTP path on each endpoint. */
+  readonly path: string;
+  readonly intervalMs: number;
+}
+
+/**
+ * A validated `InferencePool` document.
+ * @example
+ * ```yaml
+ * kind: InferencePool
+ * metadata: { name: summary-online }
+ * spec:
+ *   engine: vllm
+ *   model: summary-7b
+ *   modelVersion: summary-7b-2026-06-15
+ *   endpoints: ["http://127.0.0.1:8001", { url: "http://127.0.0.1:8002", name: online-1 }]
+ * ```
+ */
+export interface InferencePoolConfig {
+  readonly name: string;
+  /** Which metric names and health conventions the engines follow. */
+  readonly engine: EngineDialect;
+  /** Served model name written into the upstream request body in place of the alias. */
+  readonly model: string;
+  /** Version shown in logs (`model_version`); defaults to `model`. */
+  readonly modelVersion: string;
+  readonly endpoints: readonly PoolEndpoint[];
+  /** Engine metrics scrape; default `{ path: "/metrics", intervalMs: 250 }`. */
+  readonly metrics: PollSettings;
+  /** Health check; default `{ path: "/health", intervalMs: 1000 }`. */
+  readonly health: PollSettings;
+}
+
+export const DEFAULT_METRICS: PollSettings = { path: "/metrics", intervalMs: 250 };
+export const DEFAULT_HEALTH: PollSettings = { path: "/health", intervalMs: 1000 };
+
+const HTTP_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/;
+const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+
+export function parseInferencePool(env: Envelope, issues: IssueList): InferencePoolConfig | undefined {
+  const spec = env.spec;
+  if (!spec) return undefined;
+  const engine = spec.string("engine", { required: true, oneOf: ENGINE_DIALECTS }) as
+    | EngineDialect
+    | undefined;
+  const model = spec.string("model", { required: true });
+  const modelVersion = spec.string("modelVersion");
+  const endpoints = parseEndpoints(spec, issues);
+  const metrics = parsePoll(spec, "metrics", DEFAULT_METRICS);
+  const health = parsePoll(spec, "health", DEFAULT_HEALTH);
+  spec.done();
+  if (!engine || !model || !endpoints) return undefined;
+  return { name: env.name, engine, model, modelVersion: modelVersion ?? model, endpoints, metrics, health };
+}
+
+function parseEndpoints(spec: FieldReader, issues: IssueList): PoolEndpoint[] | undefined {
+  const items = spec.list("endpoints", { required: true, nonEmpty: true });
+  if (!items) return undefined;
+  const out: PoolEndpoint[] = [];
+  const urls = new Set<string>();
+  const names = new Set<string>();
+  let ok = true;
+  items.forEach((item, i) => {
+    const path = spec.at("endpoints", i);
+    let url: string | undefined;
+    let name: string | undefined;
+    if (typeof item === "string") {
+      url = checkEndpointUrl(item, path, issues);
+    } else {
+      const f = FieldReader.of(item, path, issues);
+      const raw = f?.string("url", { required: true });
+      url = raw === undefined ? undefined : checkEndpointUrl(raw, [...path, "url"], issues);
+      name = f?.string("name", {
+        pattern: ENDPOINT_NAME,
+        patternHint: "letters, digits, '.', '_', ':' and '-'",
+      });
+      f?.done();
+    }
+    if (url === undefined) {
+      ok = false;
+      return;
+    }
+    const finalName = name ?? new URL(url).host;
+    if (urls.has(url)) {
+      issues.error(path, `duplicate endpoint ${url}`);
+      ok = false;
+    } else if (names.has(finalName)) {
+      issues.error(path, `duplicate endpoint name ${JSON.stringify(finalName)}`);
+      ok = false;
+    }
+    urls.add(url);
+    names.add(finalName);
+    out.push({ name: finalName, url });
+  });
+  return ok ? out : undefined;
+}
+
+/** Accepts `http://host[:port][/]` only and returns its origin. */
+export function checkEndpointUrl(text: string, path: PathSegment[], issues: IssueList): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    issues.error(path, `${JSON.stringify(text)} is not a URL; write http://host:port`);
+    return undefined;
+  }
+  if (u.protocol !== "http:") {
+    issues.error(path, `${JSON.stringify(text)}: only http:// endpoints are supported (got ${u.protocol})`);
+    return undefined;
+  }
+  if (u.username !== "" || u.password !== "") {
+    // Credentials in a URL end up in logs and error messages.
+    issues.error(path, "endpoint URLs must not contain credentials");
+    return undefined;
+  }
+  if ((u.pathname !== "/" && u.pathname !== "") || u.search !== "" || u.hash !== "") {
+    issues.error(
+      path,
+      `${JSON.stringify(text)}: write only http://host:port; the gateway adds the /v1/... path`,
+    );
+    return undefined;
+  }
+  return u.origin;
+}
+
+// Invalid values are already recorded as errors; defaults stand in so validation can go on.
+function parsePoll(spec: FieldReader, key: string, defaults: PollSettings): PollSettings {
+  const f = spec.map(key);
+  if (!f) return defaults;
+  const path = f.string("path", {
+    pattern: HTTP_PATH,
+    patternHint: "an absolute HTTP path such as /metrics",
+  });
+  const intervalMs = f.int("intervalMs", { min: 10, max: 3_600_000 });
+  f.done();
+  return { path: path ?? defaults.path, intervalMs: intervalMs ?? defaults.intervalMs };
+}

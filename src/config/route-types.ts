@@ -1,0 +1,79 @@
+// Typed InferenceRoute (seed 004's shape): model aliases with their pools and limits, and ordered rules.
+
+/** What the gateway does with `max_tokens` above the pool's `maxOutputTokens`. */
+export type OutputTokensPolicy = "clamp" | "reject";
+
+/** `rules`: evaluate rules. `legacy_passthrough`: route rollback — skip rules, send to each alias's default pool. */
+export type GlobalMode = "rules" | "legacy_passthrough";
+
+/** One entry of `modelAliases.<alias>.pools[]`: a pool and the limits this alias uses it with. */
+export interface RoutePool {
+  readonly name: string;
+  /** Informative only (seed 004 names the Kubernetes Service); endpoints come from the InferencePool. */
+  readonly service: string | null;
+  /** Smallest input this pool takes; default 0 (no lower bound). */
+  readonly minInputTokens: number;
+  readonly maxInputTokens: number;
+  readonly maxOutputTokens: number;
+  /** Longest a request may wait in the gateway's queue for this pool; default 30000. */
+  readonly maxQueueMs: number;
+  /** Higher is served first when pools share capacity; default 0. */
+  readonly priority: number;
+  /** Default `clamp`: lower `max_tokens` to `maxOutputTokens` and say so; `reject`: 400 `max_tokens_exceeded`. */
+  readonly outputTokensPolicy: OutputTokensPolicy;
+}
+
+export interface ModelAlias {
+  /** The name callers send as `model`. */
+  readonly name: string;
+  readonly defaultPool: string;
+  /** In declared order; the order decides size fallback. */
+  readonly pools: readonly RoutePool[];
+  /** Model-alias rollback (seed 004): the version this alias should serve, and the one it rolled back from. */
+  readonly defaultVersion: string | null;
+  readonly rollbackFrom: string | null;
+}
+
+export interface RuleConditions {
+  /** null: any task (including none). */
+  readonly taskIn: readonly string[] | null;
+  readonly inputTokensLte: number | null;
+  readonly inputTokensGt: number | null;
+  /** null: any class (including none). */
+  readonly requestClass: readonly string[] | null;
+}
+
+/** Pause this rule's traffic while another pool's TTFT P95 is above a threshold (flow control reads it). */
+export interface PauseWhen {
+  readonly pool: string;
+  readonly ttftP95MsGt: number;
+  /** Window of the P95; default 60. */
+  readonly windowSeconds: number;
+}
+
+export interface QueuePolicy {
+  readonly pauseWhen: PauseWhen | null;
+}
+
+export interface RouteRule {
+  readonly name: string;
+  readonly when: RuleConditions;
+  readonly routeTo: string;
+  readonly queuePolicy: QueuePolicy | null;
+}
+
+/** A validated `InferenceRoute` document. */
+export interface RouteConfig {
+  /** metadata.name */
+  readonly name: string;
+  /** The `ai.example.com/route-config-version` annotation. */
+  readonly version: string;
+  readonly globalMode: GlobalMode;
+  readonly aliases: ReadonlyMap<string, ModelAlias>;
+  /** In order; the first match wins. */
+  readonly rules: readonly RouteRule[];
+  /** `spec.knownTasks` plus every task named in a rule's `taskIn`. */
+  readonly knownTasks: ReadonlySet<string>;
+}
+
+export const ROUTE_VERSION_ANNOTATION = "ai.example.com/route-config-version";
