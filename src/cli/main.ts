@@ -9,6 +9,7 @@ const USAGE = `Usage: tokengate <command> [options]
 
 Commands:
   start                  run the example platform (simulated engines) on this machine
+  gateway --config <p>   run the gateway (OpenAI API on :8080 by default)
   sim                    run simulated vLLM/SGLang engine replicas
   config validate <path> check a config file or folder
   route explain ...      show which pool a request would go to, and why
@@ -22,6 +23,7 @@ type Command = (argv: string[]) => Promise<number>;
 const commands: Record<string, () => Promise<Command>> = {
   start: async () => runStartCommand,
   sim: async () => runSimCommand,
+  gateway: async () => (await import("./gateway.js")).runGatewayCommand,
   config: async () => (await import("./config.js")).runConfigCommand,
   route: async () => (await import("./route.js")).runRouteCommand,
 };

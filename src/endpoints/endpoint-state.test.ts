@@ -1,0 +1,255 @@
+// Pins EndpointState without a network: leases, passive ejection and its cooldown, the health state
+// machine, the staleness bound, rates from the change between scrapes, and the JSON snapshot.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { EngineReading } from "./dialects.js";
+import { EndpointState, metricsStalenessBound } from "./endpoint-state.js";
+
+function endpoint(over: Partial<ConstructorParameters<typeof EndpointState>[0]> = {}): EndpointState {
+  return new EndpointState({
+    pool: "online",
+    name: "e1",
+    url: "http://127.0.0.1:1",
+    dialect: "vllm",
+    metrics: { path: "/metrics", intervalMs: 250 },
+    health: { path: "/health", intervalMs: 1000 },
+    ...over,
+  });
+}
+
+function reading(over: Partial<EngineReading> = {}): EngineReading {
+  return {
+    waiting: 1,
+    running: 2,
+    kvUsage: 0.5,
+    blockSize: 16,
+    numGpuBlocks: 100,
+    loras: null,
+    prefixHits: null,
+    prefixQueries: null,
+    prefixHitRateGauge: null,
+    ttftBuckets: null,
+    ...over,
+  };
+}
+
+const INF = Number.POSITIVE_INFINITY;
+
+describe("EndpointState: in-flight leases", () => {
+  it("counts requests and tokens while leased; a second release changes nothing", () => {
+    const ep = endpoint();
+    const a = ep.acquire(100);
+    const b = ep.acquire(30);
+    assert.equal(ep.inflightRequests, 2);
+    assert.equal(ep.inflightTokens, 130);
+    assert.equal(a.release(), true);
+    assert.equal(a.release(), false);
+    assert.equal(a.released, true);
+    assert.equal(ep.inflightRequests, 1);
+    assert.equal(ep.inflightTokens, 30);
+    b.release();
+    b.release();
+    assert.equal(ep.inflightRequests, 0);
+    assert.equal(ep.inflightTokens, 0);
+  });
+
+  it("refuses negative or non-finite token counts", () => {
+    const ep = endpoint();
+    assert.throws(() => ep.acquire(-1), RangeError);
+    assert.throws(() => ep.acquire(Number.NaN), RangeError);
+    assert.equal(ep.inflightRequests, 0);
+  });
+});
+
+describe("EndpointState: passive ejection", () => {
+  const policy = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 2500 };
+
+  it("ejects after N consecutive failures, for the base time, then lets the endpoint back", () => {
+    const ep = endpoint({ ejection: policy });
+    ep.recordHealth(true, 0, null, 2, 1);
+    assert.equal(ep.reportFailure(502, 10), false);
+    assert.equal(ep.reportFailure("reset", 11), false);
+    assert.equal(ep.reportFailure("timeout", 12), true);
+    assert.equal(ep.ejectedUntil, 1012);
+    assert.equal(ep.ejected(500), true);
+    assert.equal(ep.routable(500), false);
+    assert.equal(ep.ejected(1012), false);
+    assert.equal(ep.routable(1012), true);
+  });
+
+  it("does not count 4xx or 429, and any answered request ends the streak", () => {
+    const ep = endpoint({ ejection: policy });
+    for (let i = 0; i < 10; i++) assert.equal(ep.reportFailure(i % 2 ? 429 : 400, i), false);
+    ep.reportFailure(500, 20);
+    ep.reportFailure(503, 21);
+    ep.reportSuccess();
+    ep.reportFailure("connect", 22);
+    ep.reportFailure(500, 23);
+    assert.equal(ep.ejectedUntil, 0);
+    ep.reportFailure(404, 24);
+    ep.reportFailure(500, 25);
+    assert.equal(ep.ejectedUntil, 0);
+  });
+
+  it("ignores failures while ejected and lengthens each further ejection up to the cap", () => {
+    const ep = endpoint({ ejection: policy });
+    const ejectAt = (t: number) => {
+      let ejected = false;
+      for (let i = 0; i < 3; i++) ejected = ep.reportFailure("connect", t);
+      return ejected;
+    };
+    assert.equal(ejectAt(0), true);
+    assert.equal(ep.ejectedUntil, 1000);
+    // Requests sent before the ejection fail during it; they must not extend it.
+    assert.equal(ejectAt(500), false);
+    assert.equal(ep.ejectedUntil, 1000);
+    assert.equal(ejectAt(1000), true);
+    assert.equal(ep.ejectedUntil, 3000);
+    assert.equal(ejectAt(3000), true);
+    assert.equal(ep.ejectedUntil, 5500, "capped at maxEjectionMs");
+    // Back in for longer than the cap: the next ejection starts from the base time again.
+    assert.equal(ejectAt(9000), true);
+    assert.equal(ep.ejectedUntil, 10_000);
+  });
+});
+
+describe("EndpointState: health", () => {
+  it("starts unknown and not routable, then follows the thresholds and reports only changes", () => {
+    const ep = endpoint();
+    assert.equal(ep.healthy, false);
+    assert.equal(ep.healthStatus, "unknown");
+    assert.equal(ep.recordHealth(true, 1, null, 2, 1), "healthy");
+    assert.equal(ep.routable(1), true);
+    assert.equal(ep.recordHealth(true, 2, null, 2, 1), null);
+    assert.equal(ep.recordHealth(false, 3, "HTTP 503", 2, 1), null);
+    assert.equal(ep.healthy, true, "one failure is below the threshold");
+    assert.equal(ep.recordHealth(false, 4, "HTTP 503", 2, 1), "unhealthy");
+    assert.equal(ep.recordHealth(false, 5, "HTTP 503", 2, 1), null);
+    assert.equal(ep.consecutiveFailures, 3);
+    assert.equal(ep.lastHealthError, "HTTP 503");
+    assert.equal(ep.recordHealth(true, 6, null, 2, 2), null, "healthy threshold 2 needs two passes");
+    assert.equal(ep.recordHealth(true, 7, null, 2, 2), "healthy");
+    assert.equal(ep.lastHealthAt, 7);
+  });
+
+  it("a draining endpoint is not routable", () => {
+    const ep = endpoint();
+    ep.recordHealth(true, 0, null, 2, 1);
+    ep.draining = true;
+    assert.equal(ep.routable(0), false);
+  });
+});
+
+describe("EndpointState: metric freshness", () => {
+  it("defaults the bound to 4 × the scrape interval, at least 200 ms", () => {
+    assert.deepEqual(metricsStalenessBound(250), { ms: 1000, warning: null });
+    assert.deepEqual(metricsStalenessBound(20), { ms: 200, warning: null });
+    assert.equal(endpoint().metricsStalenessMs, 1000);
+  });
+
+  it("warns when a configured bound is under twice the interval", () => {
+    const tight = metricsStalenessBound(1000, 1500);
+    assert.equal(tight.ms, 1500);
+    assert.match(tight.warning ?? "", /1500 ms is under twice the scrape interval \(1000 ms\)/);
+    assert.equal(metricsStalenessBound(1000, 2000).warning, null);
+    assert.ok(endpoint({ metricsStalenessMs: 300 }).stalenessWarning);
+  });
+
+  it("is fresh from a successful scrape until the bound passes; a failed scrape changes no values", () => {
+    const ep = endpoint();
+    assert.equal(ep.metricsFresh(0), false);
+    ep.recordScrape(reading(), 1000, 3);
+    assert.equal(ep.metricsFresh(2000), true);
+    assert.equal(ep.metricsFresh(2001), false);
+    ep.recordScrapeError("timeout: no answer within 250 ms", 250);
+    assert.equal(ep.scrapeErrors, 1);
+    assert.equal(ep.waiting, 1);
+    assert.equal(ep.scrapedAt, 1000);
+    assert.equal(ep.lastScrapeError, "timeout: no answer within 250 ms");
+  });
+});
+
+describe("EndpointState: rates between scrapes", () => {
+  it("prefix-cache hit rate is the change in hits over the change in queries", () => {
+    const ep = endpoint();
+    ep.recordScrape(reading({ prefixHits: 100, prefixQueries: 1000 }), 0, 1);
+    assert.equal(ep.prefixCacheHitRate, null, "one scrape has no window");
+    ep.recordScrape(reading({ prefixHits: 175, prefixQueries: 1100 }), 250, 1);
+    assert.equal(ep.prefixCacheHitRate, 0.75);
+    ep.recordScrape(reading({ prefixHits: 175, prefixQueries: 1100 }), 500, 1);
+    assert.equal(ep.prefixCacheHitRate, null, "no queries in the window");
+    // The engine restarted: counters went down, so what it shows now is the window.
+    ep.recordScrape(reading({ prefixHits: 10, prefixQueries: 40 }), 750, 1);
+    assert.equal(ep.prefixCacheHitRate, 0.25);
+  });
+
+  it("uses the engine's own hit-rate gauge only when the counters are missing", () => {
+    const ep = endpoint({ dialect: "sglang" });
+    ep.recordScrape(reading({ prefixHitRateGauge: 0.4 }), 0, 1);
+    assert.equal(ep.prefixCacheHitRate, 0.4);
+  });
+
+  it("TTFT p95 comes from the histogram's change between scrapes", () => {
+    const ep = endpoint();
+    const buckets = (a: number, b: number, c: number) => [
+      { le: 0.1, count: a },
+      { le: 1, count: b },
+      { le: INF, count: c },
+    ];
+    ep.recordScrape(reading({ ttftBuckets: buckets(1000, 1000, 1000) }), 0, 1);
+    assert.equal(ep.ttftP95Seconds, null);
+    // 100 new requests, all between 0.1 s and 1 s: the old 1000 fast ones must not pull p95 down.
+    ep.recordScrape(reading({ ttftBuckets: buckets(1000, 1100, 1100) }), 250, 1);
+    assert.ok(Math.abs(ep.ttftP95Seconds! - 0.955) < 1e-9, String(ep.ttftP95Seconds));
+    assert.equal(ep.ttftWindowCount, 100);
+    ep.recordScrape(reading({ ttftBuckets: buckets(1000, 1100, 1100) }), 500, 1);
+    assert.equal(ep.ttftP95Seconds, null, "nothing finished in the window");
+    assert.equal(ep.ttftWindowCount, 0);
+  });
+});
+
+describe("EndpointState: snapshot", () => {
+  it("is plain JSON with health, ejection, in-flight and metrics", () => {
+    const ep = endpoint();
+    ep.recordHealth(true, 0, null, 2, 1);
+    ep.recordScrape(reading({ loras: { max: 2, running: ["a"], waiting: [] } }), 1_000, 4);
+    const lease = ep.acquire(50);
+    const snap = ep.snapshot(1_500);
+    assert.deepEqual(JSON.parse(JSON.stringify(snap)), snap);
+    assert.equal(snap.routable, true);
+    assert.equal(snap.health.status, "healthy");
+    assert.deepEqual(snap.inflight, { requests: 1, tokens: 50 });
+    assert.equal(snap.metrics.fresh, true);
+    assert.equal(snap.metrics.ageMs, 500);
+    assert.equal(snap.metrics.scrapedAt, new Date(1000).toISOString());
+    assert.deepEqual(snap.metrics.loras, { max: 2, running: ["a"], waiting: [] });
+    assert.equal(snap.ejection.ejected, false);
+    lease.release();
+  });
+});
+
+describe("EndpointState.forPool", () => {
+  it("makes one state per endpoint with the pool's dialect and intervals", () => {
+    const states = EndpointState.forPool({
+      name: "batch",
+      engine: "sglang",
+      model: "m",
+      modelVersion: "m",
+      endpoints: [
+        { name: "b0", url: "http://127.0.0.1:9001" },
+        { name: "b1", url: "http://127.0.0.1:9002" },
+      ],
+      metrics: { path: "/metrics", intervalMs: 100 },
+      health: { path: "/health", intervalMs: 500 },
+    });
+    assert.deepEqual(
+      states.map((s) => [s.pool, s.name, s.url, s.dialect, s.metricsIntervalMs, s.healthIntervalMs]),
+      [
+        ["batch", "b0", "http://127.0.0.1:9001", "sglang", 100, 500],
+        ["batch", "b1", "http://127.0.0.1:9002", "sglang", 100, 500],
+      ],
+    );
+    assert.equal(states[0]!.metricsStalenessMs, 400);
+  });
+});

@@ -1,0 +1,282 @@
+// The live state of one engine endpoint, as the picker reads it on every request: health, passive
+// ejection, the gateway's own in-flight accounting, and the engine's last scraped metrics.
+
+import type { EngineDialect, InferencePoolConfig, PollSettings } from "../config/inference-pool.js";
+import { type HistogramBucket, histogramQuantile, subtractBuckets } from "../telemetry/prom-parse.js";
+import type { EngineReading, LoraState } from "./dialects.js";
+import { Lease } from "./lease.js";
+import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
+import { type EndpointSnapshot, snapshotOf } from "./snapshot.js";
+
+export const MIN_METRICS_STALENESS_MS = 200;
+
+/**
+ * How old the last good scrape may be before the picker stops trusting it. Tied to the endpoint's own
+ * scrape interval so a slow interval is not declared stale between two healthy scrapes (llm-d #2514).
+ * @example metricsStalenessBound(250) // { ms: 1000, warning: null }
+ */
+export function metricsStalenessBound(
+  intervalMs: number,
+  configuredMs?: number,
+): { ms: number; warning: string | null } {
+  if (configuredMs === undefined) {
+    return { ms: Math.max(4 * intervalMs, MIN_METRICS_STALENESS_MS), warning: null };
+  }
+  const warning =
+    configuredMs < 2 * intervalMs
+      ? `metrics staleness bound ${configuredMs} ms is under twice the scrape interval (${intervalMs} ms): ` +
+        "one late scrape will mark the endpoint's metrics stale"
+      : null;
+  return { ms: configuredMs, warning };
+}
+
+export type HealthStatus = "unknown" | "healthy" | "unhealthy";
+
+export interface EndpointStateOptions {
+  pool: string;
+  name: string;
+  url: string;
+  dialect: EngineDialect;
+  metrics: PollSettings;
+  health: PollSettings;
+  /** Default: 4 × metrics.intervalMs, at least 200 ms. */
+  metricsStalenessMs?: number;
+  ejection?: Partial<EjectionPolicy>;
+}
+
+export class EndpointState {
+  readonly pool: string;
+  readonly name: string;
+  /** Origin, e.g. `http://10.0.0.7:8000`. */
+  readonly url: string;
+  readonly dialect: EngineDialect;
+  readonly metricsPath: string;
+  readonly metricsIntervalMs: number;
+  readonly healthPath: string;
+  readonly healthIntervalMs: number;
+  readonly metricsStalenessMs: number;
+  /** Set when the staleness bound is configured too tight for the scrape interval. */
+  readonly stalenessWarning: string | null;
+
+  // Active health (written by EndpointMonitor). Starts false: a new endpoint takes no traffic until its
+  // first check passes, as a Kubernetes pod is not Ready before its probe does.
+  healthy = false;
+  healthStatus: HealthStatus = "unknown";
+  consecutiveFailures = 0;
+  consecutiveSuccesses = 0;
+  lastHealthAt: number | null = null;
+  lastHealthError: string | null = null;
+  /** Set by the gateway while the endpoint is being taken out; the picker skips it. */
+  draining = false;
+
+  // Passive health, from outcomes the proxy reports. 0 when not ejected.
+  ejectedUntil = 0;
+  readonly outliers: OutlierEjection;
+
+  // The gateway's own accounting; written only through acquire() and Lease.release().
+  inflightRequests = 0;
+  inflightTokens = 0;
+
+  // Engine state from the last successful scrape; null when the engine does not report it.
+  waiting: number | null = null;
+  running: number | null = null;
+  kvUsage: number | null = null;
+  blockSize: number | null = null;
+  numGpuBlocks: number | null = null;
+  loras: LoraState | null = null;
+  /** Prefix-cache hits / queries (tokens) between the last two scrapes; null with no queries. */
+  prefixCacheHitRate: number | null = null;
+  /** p95 TTFT of requests finished between the last two scrapes; null with none. */
+  ttftP95Seconds: number | null = null;
+  /** How many TTFT observations that p95 rests on. */
+  ttftWindowCount = 0;
+  /** Wall-clock ms of the last successful scrape. */
+  scrapedAt: number | null = null;
+  scrapeDurationMs: number | null = null;
+  scrapeErrors = 0;
+  lastScrapeError: string | null = null;
+
+  private prevPrefixHits: number | null = null;
+  private prevPrefixQueries: number | null = null;
+  private prevTtft: HistogramBucket[] | null = null;
+
+  constructor(opts: EndpointStateOptions) {
+    this.pool = opts.pool;
+    this.name = opts.name;
+    this.url = opts.url;
+    this.dialect = opts.dialect;
+    this.metricsPath = opts.metrics.path;
+    this.metricsIntervalMs = opts.metrics.intervalMs;
+    this.healthPath = opts.health.path;
+    this.healthIntervalMs = opts.health.intervalMs;
+    const bound = metricsStalenessBound(opts.metrics.intervalMs, opts.metricsStalenessMs);
+    this.metricsStalenessMs = bound.ms;
+    this.stalenessWarning = bound.warning;
+    this.outliers = new OutlierEjection(opts.ejection);
+  }
+
+  /** One EndpointState per endpoint of a pool, with the pool's dialect and intervals. */
+  static forPool(
+    pool: InferencePoolConfig,
+    opts: Pick<EndpointStateOptions, "metricsStalenessMs" | "ejection"> = {},
+  ): EndpointState[] {
+    return pool.endpoints.map(
+      (e) =>
+        new EndpointState({
+          ...opts,
+          pool: pool.name,
+          name: e.name,
+          url: e.url,
+          dialect: pool.engine,
+          metrics: pool.metrics,
+          health: pool.health,
+        }),
+    );
+  }
+
+  /** The last successful scrape is younger than the staleness bound. */
+  metricsFresh(now: number): boolean {
+    return this.scrapedAt !== null && now - this.scrapedAt <= this.metricsStalenessMs;
+  }
+
+  ejected(now: number): boolean {
+    return this.ejectedUntil > now;
+  }
+
+  /** Healthy, not draining, not ejected: the hard filter every pick starts from. */
+  routable(now: number): boolean {
+    return this.healthy && !this.draining && this.ejectedUntil <= now;
+  }
+
+  /**
+   * Counts a request (and its tokens) as in flight until the returned lease is released.
+   * @example
+   * const lease = endpoint.acquire(profile.inputTokens + profile.maxOutputTokens);
+   * try { await forward(endpoint, req); } finally { lease.release(); }
+   */
+  acquire(tokens: number): Lease {
+    if (!Number.isFinite(tokens) || tokens < 0) {
+      throw new RangeError(`acquire: tokens must be a finite number >= 0, got ${tokens}`);
+    }
+    this.inflightRequests++;
+    this.inflightTokens += tokens;
+    return new Lease(this, tokens);
+  }
+
+  /**
+   * Reports a failed upstream attempt. HTTP statuses below 500 (including 429) are the client's or
+   * backpressure, not the endpoint's fault, and count as a success. Returns true when this failure
+   * ejected the endpoint, so the caller can log it once.
+   */
+  reportFailure(failure: RequestFailure, now = Date.now()): boolean {
+    if (typeof failure === "number" && failure < 500) {
+      this.reportSuccess();
+      return false;
+    }
+    const until = this.outliers.failure(now);
+    if (until === null) return false;
+    this.ejectedUntil = until;
+    return true;
+  }
+
+  /** Reports an upstream response that was not a failure; ends the consecutive-failure streak. */
+  reportSuccess(): void {
+    this.outliers.success();
+  }
+
+  /**
+   * Records one health check; returns the new status when it changed, else null.
+   * @param unhealthyThreshold consecutive failures that mark a healthy (or unknown) endpoint unhealthy
+   * @param healthyThreshold consecutive successes that mark it healthy again
+   */
+  recordHealth(
+    ok: boolean,
+    now: number,
+    error: string | null,
+    unhealthyThreshold: number,
+    healthyThreshold: number,
+  ): HealthStatus | null {
+    this.lastHealthAt = now;
+    this.lastHealthError = ok ? null : error;
+    if (ok) {
+      this.consecutiveFailures = 0;
+      this.consecutiveSuccesses++;
+      if (this.healthStatus !== "healthy" && this.consecutiveSuccesses >= healthyThreshold) {
+        return this.setHealth("healthy");
+      }
+    } else {
+      this.consecutiveSuccesses = 0;
+      this.consecutiveFailures++;
+      if (this.healthStatus !== "unhealthy" && this.consecutiveFailures >= unhealthyThreshold) {
+        return this.setHealth("unhealthy");
+      }
+    }
+    return null;
+  }
+
+  private setHealth(status: HealthStatus): HealthStatus {
+    this.healthStatus = status;
+    this.healthy = status === "healthy";
+    return status;
+  }
+
+  /** Applies a successful scrape. Rates come from the change since the previous successful scrape. */
+  recordScrape(r: EngineReading, now: number, durationMs: number): void {
+    this.waiting = r.waiting;
+    this.running = r.running;
+    this.kvUsage = r.kvUsage;
+    this.blockSize = r.blockSize;
+    this.numGpuBlocks = r.numGpuBlocks;
+    this.loras = r.loras;
+    this.prefixCacheHitRate = this.prefixRate(r);
+    this.prevPrefixHits = r.prefixHits;
+    this.prevPrefixQueries = r.prefixQueries;
+    this.applyTtft(r.ttftBuckets);
+    this.scrapedAt = now;
+    this.scrapeDurationMs = durationMs;
+    this.lastScrapeError = null;
+  }
+
+  /** A failed scrape keeps the last values; metricsFresh() says how much to trust them. */
+  recordScrapeError(error: string, durationMs: number): void {
+    this.scrapeErrors++;
+    this.lastScrapeError = error;
+    this.scrapeDurationMs = durationMs;
+  }
+
+  private prefixRate(r: EngineReading): number | null {
+    const hits = r.prefixHits;
+    const queries = r.prefixQueries;
+    if (hits === null || queries === null) return r.prefixHitRateGauge;
+    if (this.prevPrefixHits === null || this.prevPrefixQueries === null) return null;
+    let dh = hits - this.prevPrefixHits;
+    let dq = queries - this.prevPrefixQueries;
+    // A counter that went down means the engine restarted: what it shows now is all since then.
+    if (dh < 0 || dq < 0) {
+      dh = hits;
+      dq = queries;
+    }
+    return dq > 0 ? Math.min(1, dh / dq) : null;
+  }
+
+  private applyTtft(buckets: HistogramBucket[] | null): void {
+    const prev = this.prevTtft;
+    this.prevTtft = buckets;
+    this.ttftP95Seconds = null;
+    this.ttftWindowCount = 0;
+    if (buckets === null || prev === null) return;
+    const window = subtractBuckets(buckets, prev);
+    const n = window.at(-1)?.count ?? 0;
+    if (n <= 0) return;
+    const p95 = histogramQuantile(window, 0.95);
+    if (Number.isFinite(p95)) {
+      this.ttftP95Seconds = p95;
+      this.ttftWindowCount = n;
+    }
+  }
+
+  /** A plain JSON-able copy for the admin API and `route explain`. */
+  snapshot(now = Date.now()): EndpointSnapshot {
+    return snapshotOf(this, now);
+  }
+}

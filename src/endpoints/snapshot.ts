@@ -1,0 +1,97 @@
+// The JSON view of one endpoint for the admin API and `route explain`: everything the picker could have
+// seen, with times as ISO strings and copies instead of live arrays.
+
+import type { EngineDialect } from "../config/inference-pool.js";
+import type { EndpointState, HealthStatus } from "./endpoint-state.js";
+
+export function snapshotOf(ep: EndpointState, now: number): EndpointSnapshot {
+  return {
+    pool: ep.pool,
+    name: ep.name,
+    url: ep.url,
+    dialect: ep.dialect,
+    routable: ep.routable(now),
+    health: {
+      status: ep.healthStatus,
+      healthy: ep.healthy,
+      consecutiveFailures: ep.consecutiveFailures,
+      lastCheckAt: isoOrNull(ep.lastHealthAt),
+      lastError: ep.lastHealthError,
+    },
+    draining: ep.draining,
+    ejection: {
+      ejected: ep.ejected(now),
+      ejectedUntil: ep.ejectedUntil > now ? isoOrNull(ep.ejectedUntil) : null,
+      consecutiveRequestFailures: ep.outliers.consecutiveFailures,
+      ejections: ep.outliers.ejections,
+    },
+    inflight: { requests: ep.inflightRequests, tokens: ep.inflightTokens },
+    metrics: {
+      fresh: ep.metricsFresh(now),
+      ageMs: ep.scrapedAt === null ? null : now - ep.scrapedAt,
+      stalenessMs: ep.metricsStalenessMs,
+      scrapedAt: isoOrNull(ep.scrapedAt),
+      scrapeDurationMs: ep.scrapeDurationMs === null ? null : Math.round(ep.scrapeDurationMs * 10) / 10,
+      scrapeErrors: ep.scrapeErrors,
+      lastError: ep.lastScrapeError,
+      waiting: ep.waiting,
+      running: ep.running,
+      kvUsage: ep.kvUsage,
+      blockSize: ep.blockSize,
+      numGpuBlocks: ep.numGpuBlocks,
+      loras: ep.loras && {
+        max: ep.loras.max,
+        running: [...ep.loras.running],
+        waiting: [...ep.loras.waiting],
+      },
+      prefixCacheHitRate: ep.prefixCacheHitRate,
+      ttftP95Seconds: ep.ttftP95Seconds,
+      ttftWindowCount: ep.ttftWindowCount,
+    },
+  };
+}
+
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+export interface EndpointSnapshot {
+  pool: string;
+  name: string;
+  url: string;
+  dialect: EngineDialect;
+  routable: boolean;
+  health: {
+    status: HealthStatus;
+    healthy: boolean;
+    consecutiveFailures: number;
+    lastCheckAt: string | null;
+    lastError: string | null;
+  };
+  draining: boolean;
+  ejection: {
+    ejected: boolean;
+    ejectedUntil: string | null;
+    consecutiveRequestFailures: number;
+    ejections: number;
+  };
+  inflight: { requests: number; tokens: number };
+  metrics: {
+    fresh: boolean;
+    ageMs: number | null;
+    stalenessMs: number;
+    scrapedAt: string | null;
+    scrapeDurationMs: number | null;
+    scrapeErrors: number;
+    lastError: string | null;
+    waiting: number | null;
+    running: number | null;
+    kvUsage: number | null;
+    blockSize: number | null;
+    numGpuBlocks: number | null;
+    loras: { max: number | null; running: string[]; waiting: string[] } | null;
+    prefixCacheHitRate: number | null;
+    ttftP95Seconds: number | null;
+    ttftWindowCount: number;
+  };
+}

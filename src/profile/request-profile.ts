@@ -1,0 +1,117 @@
+// The profile stage: from a parsed OpenAI body and the X-AI-* headers, what the router needs to know
+// before it routes — alias, task, request class, estimated input tokens, requested output, streaming.
+// Bad input is rejected here with the field at fault.
+
+import type { IncomingHttpHeaders } from "node:http";
+import { GatewayError } from "../server/gateway-error.js";
+import { type ChatMessageLike, estimateChatTokens, estimateTextTokens } from "./token-estimate.js";
+
+export type ApiKind = "chat" | "completion";
+
+export interface RequestProfile {
+  readonly kind: ApiKind;
+  /** The parsed body; the forward stage rewrites model and max_tokens in it. */
+  readonly body: Record<string, unknown>;
+  readonly modelAlias: string;
+  readonly task: string | null;
+  readonly requestClass: string | null;
+  /** Estimated prompt tokens, before the per-model correction. */
+  readonly inputTokensRaw: number;
+  readonly maxTokens: number | null;
+  readonly stream: boolean;
+  /** Whether the caller asked for the usage chunk (the gateway always asks upstream). */
+  readonly includeUsage: boolean;
+}
+
+const LABEL = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+function invalid(message: string, param: string): GatewayError {
+  return new GatewayError("invalid_request", message, { param });
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | null {
+  const v = headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  if (s === undefined || s === "") return null;
+  if (!LABEL.test(s)) {
+    throw invalid(`${name} must be 1-64 letters, digits, '.', '_', ':' or '-'`, name);
+  }
+  return s;
+}
+
+function optionalPositiveInt(body: Record<string, unknown>, key: string): number | null {
+  const v = body[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+    throw invalid(`${key} must be a positive integer, got ${JSON.stringify(v)}`, key);
+  }
+  return v;
+}
+
+function checkMessages(v: unknown): ChatMessageLike[] {
+  if (v === undefined || v === null) throw invalid("messages is required", "messages");
+  if (!Array.isArray(v) || v.length === 0) throw invalid("messages must be a non-empty array", "messages");
+  for (let i = 0; i < v.length; i++) {
+    const m = v[i] as Record<string, unknown> | null;
+    if (typeof m !== "object" || m === null || Array.isArray(m))
+      throw invalid(`messages[${i}] must be an object`, `messages[${i}]`);
+    if (typeof m.role !== "string")
+      throw invalid(`messages[${i}].role must be a string`, `messages[${i}].role`);
+    const c = m.content;
+    if (c !== undefined && c !== null && typeof c !== "string" && !Array.isArray(c)) {
+      throw invalid(`messages[${i}].content must be a string or an array of parts`, `messages[${i}].content`);
+    }
+  }
+  return v as ChatMessageLike[];
+}
+
+function promptTokens(v: unknown): number {
+  if (typeof v === "string") return estimateTextTokens(v);
+  if (Array.isArray(v) && v.length > 0) {
+    if (v.every((t) => typeof t === "number")) return v.length;
+    if (v.length === 1 && typeof v[0] === "string") return estimateTextTokens(v[0]);
+  }
+  if (v === undefined || v === null) throw invalid("prompt is required", "prompt");
+  throw invalid("prompt must be a string or an array of token ids", "prompt");
+}
+
+/** Validates the body and reads the routing headers. Throws GatewayError(400) naming the field. */
+export function profileRequest(kind: ApiKind, body: unknown, headers: IncomingHttpHeaders): RequestProfile {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalid("the request body must be a JSON object", "body");
+  }
+  const b = body as Record<string, unknown>;
+  if (typeof b.model !== "string" || b.model === "")
+    throw invalid("model is required and must be a string", "model");
+  const inputTokensRaw =
+    kind === "chat" ? estimateChatTokens(checkMessages(b.messages)) : promptTokens(b.prompt);
+  const maxTokens =
+    (kind === "chat" ? optionalPositiveInt(b, "max_completion_tokens") : null) ??
+    optionalPositiveInt(b, "max_tokens");
+  if (b.stream !== undefined && b.stream !== null && typeof b.stream !== "boolean") {
+    throw invalid("stream must be a boolean", "stream");
+  }
+  const stream = b.stream === true;
+  let includeUsage = false;
+  const so = b.stream_options;
+  if (so !== undefined && so !== null) {
+    if (typeof so !== "object" || Array.isArray(so))
+      throw invalid("stream_options must be an object", "stream_options");
+    const iu = (so as Record<string, unknown>).include_usage;
+    if (iu !== undefined && typeof iu !== "boolean") {
+      throw invalid("stream_options.include_usage must be a boolean", "stream_options.include_usage");
+    }
+    includeUsage = iu === true;
+  }
+  return {
+    kind,
+    body: b,
+    modelAlias: b.model,
+    task: header(headers, "x-ai-task"),
+    requestClass: header(headers, "x-ai-request-class"),
+    inputTokensRaw,
+    maxTokens,
+    stream,
+    includeUsage,
+  };
+}

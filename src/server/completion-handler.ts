@@ -1,0 +1,295 @@
+// The request path of POST /v1/chat/completions and /v1/completions, one stage after another:
+// identify → read and profile → route → pick → forward (retrying before the first byte) → settle.
+// Whatever happens, counters are released and exactly one log line is written.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { EndpointState } from "../endpoints/endpoint-state.js";
+import { pickLeastLoaded } from "../picker/least-loaded.js";
+import { type ApiKind, profileRequest } from "../profile/request-profile.js";
+import { attemptUpstream } from "../proxy/upstream-attempt.js";
+import { routeRequest } from "../route/route-request.js";
+import { GatewayError } from "./gateway-error.js";
+import type { GatewayRuntime } from "./gateway-runtime.js";
+import { traceIdFrom } from "./identify.js";
+import { RequestRecord } from "./request-record.js";
+
+const PATHS: Record<ApiKind, string> = { chat: "/v1/chat/completions", completion: "/v1/completions" };
+
+export async function handleCompletion(
+  gw: GatewayRuntime,
+  kind: ApiKind,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const rec = new RequestRecord(traceIdFrom(req.headers));
+  res.setHeader("x-ai-trace-id", rec.traceId);
+  res.setHeader("x-request-id", rec.traceId);
+  const clientGone = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) clientGone.abort(new Error("client disconnected"));
+  });
+  try {
+    await serve(gw, kind, req, res, rec, clientGone.signal);
+  } catch (err) {
+    if (clientGone.signal.aborted) return; // the caller left: logged as cancelled below
+    const e =
+      err instanceof GatewayError
+        ? err
+        : new GatewayError("internal_error", `internal error: ${(err as Error).message}`);
+    rec.errorCode = e.code;
+    rec.httpStatus = e.status;
+    rec.status = e.status >= 500 ? "error" : "rejected";
+    gw.metrics.rejections.labels(e.code, rec.tenant ?? "unknown").inc();
+    if (!res.headersSent && !res.destroyed) {
+      if (e.code === "request_too_large") res.setHeader("connection", "close");
+      res.writeHead(e.status, e.headers()).end(e.body(rec.traceId));
+    }
+  } finally {
+    if (clientGone.signal.aborted && rec.httpStatus === 0) {
+      rec.clientCancelled = true;
+      rec.status = "client_cancelled";
+      rec.httpStatus = 499;
+    }
+    settle(gw, rec);
+  }
+}
+
+async function serve(
+  gw: GatewayRuntime,
+  kind: ApiKind,
+  req: IncomingMessage,
+  res: ServerResponse,
+  rec: RequestRecord,
+  clientGone: AbortSignal,
+): Promise<void> {
+  const config = gw.config;
+  rec.configVersion = config.version;
+  // Identify before reading the body: an unknown caller does not get to upload 4 MiB first.
+  const who = gw.identifier.identify(req.headers, req.socket.remoteAddress);
+  rec.tenant = who.tenant;
+  const raw = await readBody(req, config.gateway.limits.maxBodyBytes);
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.toString("utf8"));
+  } catch (err) {
+    throw new GatewayError("invalid_json", `the request body is not valid JSON: ${(err as Error).message}`, {
+      param: "body",
+    });
+  }
+  const profile = profileRequest(kind, json, req.headers);
+  rec.task = profile.task;
+  rec.requestClass = profile.requestClass;
+  rec.modelAlias = profile.modelAlias;
+  rec.stream = profile.stream;
+  if (config.gateway.logging.prompts)
+    rec.prompt = kind === "chat" ? profile.body.messages : profile.body.prompt;
+
+  const aliasPools = config.route.aliases.get(profile.modelAlias);
+  const firstPool = aliasPools ? config.pools.get(aliasPools.defaultPool) : undefined;
+  const correctionModel = firstPool?.model ?? profile.modelAlias;
+  const inputTokens = gw.correction.apply(correctionModel, profile.inputTokensRaw);
+  rec.inputTokensEstimated = inputTokens;
+  const decision = routeRequest(config, {
+    modelAlias: profile.modelAlias,
+    task: profile.task,
+    requestClass: profile.requestClass,
+    inputTokens,
+    maxTokens: profile.maxTokens,
+  });
+  if (!decision.ok) {
+    rec.pool = decision.route;
+    throw new GatewayError(decision.code, decision.message, {
+      param: decision.param,
+      route: decision.route,
+      fallbackOptions: decision.fallbackOptions,
+      status: decision.status,
+    });
+  }
+  rec.taskKnown = decision.taskKnown;
+  rec.pool = decision.pool;
+  rec.routeReason = decision.reason;
+  rec.reasonLabel = decision.reasonLabel;
+  rec.modelVersion = decision.modelVersion;
+  rec.maxTokens = decision.maxTokens;
+  gw.metrics.routeDecisions.labels(decision.pool, decision.reasonLabel).inc();
+
+  const upstreamBody: Record<string, unknown> = {
+    ...profile.body,
+    model: decision.upstreamModel,
+    max_tokens: decision.maxTokens,
+  };
+  delete upstreamBody.max_completion_tokens;
+  if (profile.stream) {
+    // Always ask for usage upstream: it settles token accounting; the frame is dropped if the caller did not ask.
+    const so = (profile.body.stream_options as Record<string, unknown> | undefined) ?? {};
+    upstreamBody.stream_options = { ...so, include_usage: true };
+  }
+  const body = Buffer.from(JSON.stringify(upstreamBody));
+  const pool = gw.pools.get(decision.pool);
+  if (!pool)
+    throw new GatewayError("no_healthy_endpoint", `pool ${decision.pool} has no endpoints`, {
+      route: decision.pool,
+    });
+  const cost = inputTokens + decision.maxTokens;
+  const tried = new Set<EndpointState>();
+  const timeouts = config.gateway.timeouts;
+  const maxAttempts = Math.max(1, config.gateway.retry.maxAttempts);
+  pool.retryBudget.recordRequest();
+  rec.dispatchedAt = performance.now();
+  gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
+
+  for (;;) {
+    const pick = pickLeastLoaded(pool.endpoints, tried, Date.now());
+    if (!pick) {
+      throw new GatewayError(
+        "no_healthy_endpoint",
+        tried.size > 0
+          ? `every endpoint of pool ${decision.pool} failed this request`
+          : `pool ${decision.pool} has no healthy endpoint`,
+        { route: decision.pool, retryAfterSeconds: 1, fallbackOptions: ["retry_later"] },
+      );
+    }
+    const ep = pick.endpoint;
+    if (pick.mode === "local" && ep.waiting !== null) rec.addFallback("stale_metrics");
+    rec.attempts++;
+    rec.endpoint = ep.name;
+    rec.kvCacheUsedRatio = ep.kvUsage;
+    const lease = ep.acquire(cost);
+    const inflight = gw.metrics.inflight.labels(decision.pool, ep.name);
+    inflight.inc();
+    let outcome: Awaited<ReturnType<typeof attemptUpstream>>;
+    try {
+      outcome = await attemptUpstream(
+        gw.dispatcher(ep),
+        {
+          url: ep.url,
+          path: PATHS[kind],
+          body,
+          stream: profile.stream,
+          clientWantsUsage: profile.includeUsage,
+          responseHeaders: {
+            "x-ai-route-pool": decision.pool,
+            "x-ai-route-reason": decision.reason,
+            "x-ai-model-version": decision.modelVersion,
+            "x-ai-endpoint": ep.name,
+          },
+          traceId: rec.traceId,
+          timeouts,
+        },
+        res,
+        clientGone,
+      );
+    } finally {
+      lease.release();
+      inflight.dec();
+    }
+    if (outcome.kind === "retryable") {
+      ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
+      rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
+      tried.add(ep);
+      if (rec.attempts < maxAttempts && pool.retryBudget.tryRetry()) {
+        gw.metrics.retries.labels(decision.pool, outcome.reason).inc();
+        continue;
+      }
+      const timeout = outcome.reason === "timeout";
+      throw new GatewayError(
+        timeout ? "upstream_timeout" : "upstream_unavailable",
+        `the engine did not answer (${outcome.detail}) after ${rec.attempts} attempt(s)`,
+        { route: decision.pool, retryAfterSeconds: 1, fallbackOptions: ["retry_later"] },
+      );
+    }
+    if (outcome.kind === "cancelled") {
+      rec.clientCancelled = true;
+      rec.status = "client_cancelled";
+      rec.httpStatus = 499;
+      gw.metrics.clientCancels.labels(decision.pool).inc();
+      return;
+    }
+    if (outcome.kind === "timeout_after_start") {
+      ep.reportFailure("timeout");
+      rec.status = "broken_stream";
+      rec.errorCode = "upstream_timeout";
+      rec.httpStatus = 200;
+      return;
+    }
+    ep.reportSuccess();
+    rec.httpStatus = outcome.status;
+    rec.firstTokenAt = outcome.firstTokenAt;
+    rec.runtimeQueueMs = outcome.timing.queueMs;
+    rec.prefillMs = outcome.timing.prefillMs;
+    rec.decodeMs = outcome.timing.decodeMs;
+    if (outcome.usage) {
+      rec.inputTokensActual = outcome.usage.prompt_tokens ?? null;
+      rec.outputTokens = outcome.usage.completion_tokens ?? null;
+      rec.cachedTokens = outcome.usage.prompt_tokens_details?.cached_tokens ?? null;
+      if (rec.inputTokensActual !== null) {
+        gw.correction.observe(correctionModel, profile.inputTokensRaw, rec.inputTokensActual);
+      }
+    }
+    if (outcome.upstreamClientError) {
+      rec.status = "engine_rejected";
+      rec.errorCode = `engine_${outcome.status}`;
+    } else if (outcome.brokenMidStream) {
+      rec.status = "broken_stream";
+      rec.errorCode = "upstream_error";
+      ep.reportFailure("reset");
+    }
+    return;
+  }
+}
+
+/** Metrics and the log line, once per request. */
+function settle(gw: GatewayRuntime, rec: RequestRecord): void {
+  const m = gw.metrics;
+  const pool = rec.pool ?? "none";
+  const task = rec.task && rec.taskKnown ? rec.task : "unknown";
+  m.requests.labels(pool, task, rec.status).inc();
+  if (rec.pool) m.tasks.labels(rec.taskKnown ? "true" : "false").inc();
+  const now = performance.now();
+  if (rec.pool && rec.attempts > 0) {
+    if (Number.isFinite(rec.firstTokenAt))
+      m.ttftSeconds.labels(pool).observe((rec.firstTokenAt - rec.t0) / 1000);
+    m.durationSeconds.labels(pool).observe((now - rec.t0) / 1000);
+    if (rec.runtimeQueueMs !== null) m.runtimeQueueSeconds.labels(pool).observe(rec.runtimeQueueMs / 1000);
+    if (rec.prefillMs !== null) m.runtimePrefillSeconds.labels(pool).observe(rec.prefillMs / 1000);
+    if (rec.decodeMs !== null) m.runtimeDecodeSeconds.labels(pool).observe(rec.decodeMs / 1000);
+    if (rec.inputTokensActual !== null)
+      m.inputTokens.labels(pool, rec.tenant ?? "unknown").inc(rec.inputTokensActual);
+    if (rec.outputTokens !== null) m.outputTokens.labels(pool, rec.tenant ?? "unknown").inc(rec.outputTokens);
+  }
+  gw.log.write(rec.toLogLine(now));
+}
+
+/** The whole request body, or request_too_large as soon as it passes the limit. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return Promise.reject(tooLarge(limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        req.removeAllListeners("data");
+        req.resume();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on("error", reject);
+    req.on("close", () => {
+      if (!req.complete) reject(new Error("the client disconnected while sending the body"));
+    });
+  });
+}
+
+function tooLarge(limit: number): GatewayError {
+  return new GatewayError("request_too_large", `the request body exceeds the limit of ${limit} bytes`, {
+    param: "body",
+  });
+}

@@ -1,0 +1,99 @@
+// The gateway's error catalogue: every error a caller can see has a stable code, an HTTP status and the
+// OpenAI error shape, extended as in seed 004 with retry_after_seconds, route and fallback_options.
+
+export type GatewayErrorCode =
+  | "invalid_json"
+  | "invalid_request"
+  | "request_too_large"
+  | "missing_api_key"
+  | "invalid_api_key"
+  | "untrusted_tenant_header"
+  | "model_not_found"
+  | "context_length_exceeded"
+  | "max_tokens_exceeded"
+  | "no_eligible_pool"
+  | "no_healthy_endpoint"
+  | "upstream_error"
+  | "upstream_timeout"
+  | "upstream_unavailable"
+  | "not_found"
+  | "method_not_allowed"
+  | "internal_error";
+
+const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
+  invalid_json: { status: 400, type: "invalid_request_error" },
+  invalid_request: { status: 400, type: "invalid_request_error" },
+  request_too_large: { status: 413, type: "invalid_request_error" },
+  missing_api_key: { status: 401, type: "authentication_error" },
+  invalid_api_key: { status: 401, type: "authentication_error" },
+  untrusted_tenant_header: { status: 403, type: "permission_error" },
+  model_not_found: { status: 404, type: "invalid_request_error" },
+  context_length_exceeded: { status: 400, type: "invalid_request_error" },
+  max_tokens_exceeded: { status: 400, type: "invalid_request_error" },
+  no_eligible_pool: { status: 400, type: "invalid_request_error" },
+  no_healthy_endpoint: { status: 503, type: "service_unavailable_error" },
+  upstream_error: { status: 502, type: "server_error" },
+  upstream_timeout: { status: 504, type: "server_error" },
+  upstream_unavailable: { status: 503, type: "service_unavailable_error" },
+  not_found: { status: 404, type: "invalid_request_error" },
+  method_not_allowed: { status: 405, type: "invalid_request_error" },
+  internal_error: { status: 500, type: "server_error" },
+};
+
+export interface GatewayErrorOptions {
+  param?: string | null;
+  retryAfterSeconds?: number | null;
+  route?: string | null;
+  fallbackOptions?: readonly string[];
+  /** Overrides the catalogue status (e.g. an engine's 4xx passed on). */
+  status?: number;
+}
+
+export class GatewayError extends Error {
+  readonly code: GatewayErrorCode;
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly retryAfterSeconds: number | null;
+  readonly route: string | null;
+  readonly fallbackOptions: readonly string[];
+
+  constructor(code: GatewayErrorCode, message: string, opts: GatewayErrorOptions = {}) {
+    super(message);
+    const entry = CATALOGUE[code];
+    this.code = code;
+    this.status = opts.status ?? entry.status;
+    this.type = entry.type;
+    this.param = opts.param ?? null;
+    this.retryAfterSeconds = opts.retryAfterSeconds ?? null;
+    this.route = opts.route ?? null;
+    this.fallbackOptions = opts.fallbackOptions ?? [];
+  }
+
+  /** The response body: `{"error": {...}}`. */
+  body(traceId: string): string {
+    return JSON.stringify({
+      error: {
+        message: this.message,
+        type: this.type,
+        param: this.param,
+        code: this.code,
+        retry_after_seconds: this.retryAfterSeconds,
+        route: this.route,
+        fallback_options: this.fallbackOptions,
+        trace_id: traceId,
+      },
+    });
+  }
+
+  headers(): Record<string, string> {
+    const h: Record<string, string> = { "content-type": "application/json" };
+    if (this.retryAfterSeconds !== null)
+      h["retry-after"] = String(Math.max(0, Math.ceil(this.retryAfterSeconds)));
+    return h;
+  }
+}
+
+export function errorCatalogue(): { code: GatewayErrorCode; status: number; type: string }[] {
+  return (Object.keys(CATALOGUE) as GatewayErrorCode[]).map((code) => ({ code, ...CATALOGUE[code] }));
+}

@@ -1,0 +1,433 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import OpenAI from "openai";
+import { sampleText } from "../sim/tokenizer.js";
+import { KEYS, type Platform, SECRET, startPlatform } from "./testing/platform.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function client(p: Platform, headers: Record<string, string> = {}, key: string = KEYS.basic): OpenAI {
+  return new OpenAI({
+    baseURL: `${p.url}/v1`,
+    apiKey: key,
+    maxRetries: 0,
+    timeout: 15_000,
+    defaultHeaders: headers,
+  });
+}
+
+async function raw(
+  p: Platform,
+  body: string,
+  headers: Record<string, string> = {},
+  path = "/v1/chat/completions",
+): Promise<{ status: number; json: any; headers: Headers }> {
+  const res = await fetch(`${p.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${KEYS.basic}`, ...headers },
+    body,
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
+const SEED_FIELDS = [
+  "trace_id",
+  "tenant",
+  "task",
+  "model_alias",
+  "model_version",
+  "route_pool",
+  "route_reason",
+  "input_tokens_estimated",
+  "input_tokens_actual",
+  "output_tokens",
+  "gateway_queue_ms",
+  "runtime_queue_ms",
+  "prefill_ms",
+  "decode_ms",
+  "ttft_ms",
+  "tokens_per_second",
+  "kv_cache_used_ratio",
+  "gpu_memory_used_ratio",
+  "fallback_reason",
+  "client_cancelled",
+  "status",
+];
+
+/** The gateway's log line for a trace id, waiting for the batched writer. */
+async function lineFor(p: Platform, traceId: string) {
+  for (let i = 0; i < 100; i++) {
+    const l = p.lines.find((x) => x.trace_id === traceId);
+    if (l) return l;
+    await sleep(10);
+  }
+  throw new Error(`no log line for ${traceId}`);
+}
+
+describe("gateway end to end, through the official openai client", () => {
+  let p: Platform;
+  before(async () => {
+    p = await startPlatform();
+  });
+  after(() => p.stop());
+
+  it("serves a non-streaming live summary on summary-online and says why", async () => {
+    const { data, response } = await client(p, LIVE)
+      .chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: sampleText("zh", 2800, 1) }],
+        max_tokens: 40,
+      })
+      .withResponse();
+    assert.equal(data.usage!.completion_tokens, 40);
+    assert.equal(data.model, "summary-7b");
+    assert.equal(response.headers.get("x-ai-route-pool"), "summary-online");
+    assert.equal(response.headers.get("x-ai-route-reason"), "rule=live-summary-short");
+    const trace = response.headers.get("x-ai-trace-id")!;
+    assert.ok(trace);
+    const line = await lineFor(p, trace);
+    for (const f of SEED_FIELDS) assert.ok(f in line, `log line has ${f}`);
+    assert.equal(line.tenant, "support-basic");
+    assert.equal(line.route_pool, "summary-online");
+    assert.equal(line.model_version, "summary-7b-2026-06-15");
+    assert.equal(line.output_tokens, 40);
+    assert.equal(line.status, "ok");
+    assert.equal(line.gpu_memory_used_ratio, null, "not reported by vLLM: null, never invented");
+    assert.ok(line.input_tokens_actual! > 2700);
+    const err =
+      Math.abs(line.input_tokens_estimated! - line.input_tokens_actual!) / line.input_tokens_actual!;
+    assert.ok(err < 0.1, `estimate ${line.input_tokens_estimated} vs actual ${line.input_tokens_actual}`);
+    assert.ok(line.prefill_ms !== null && line.decode_ms !== null && line.runtime_queue_ms !== null);
+  });
+
+  it("streams, keeping the usage chunk only when the caller asked for it", async () => {
+    const c = client(p, LIVE);
+    const collect = async (includeUsage: boolean) => {
+      const stream = await c.chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: "请总结" }],
+        max_tokens: 12,
+        stream: true,
+        ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+      });
+      let text = "";
+      let usageChunks = 0;
+      for await (const chunk of stream) {
+        if (chunk.usage) usageChunks++;
+        text += chunk.choices[0]?.delta.content ?? "";
+      }
+      return { text, usageChunks };
+    };
+    const withUsage = await collect(true);
+    const without = await collect(false);
+    assert.equal(withUsage.usageChunks, 1);
+    assert.equal(without.usageChunks, 0);
+    assert.ok(without.text.length >= 12);
+    await sleep(50);
+    const streamed = p.lines.filter((l) => l.stream === true);
+    assert.ok(streamed.length >= 2);
+    for (const l of streamed) assert.equal(l.output_tokens, 12, "usage is known to the gateway either way");
+    for (const l of streamed) assert.ok(l.ttft_ms !== null && l.ttft_ms > 0);
+  });
+
+  it("routes by task, request class and input tokens", async () => {
+    const ask = async (headers: Record<string, string>, tokens: number, maxTokens = 4) => {
+      const { response } = await client(p, headers)
+        .chat.completions.create({
+          model: "summary-default",
+          messages: [{ role: "user", content: sampleText("en", tokens, tokens) }],
+          max_tokens: maxTokens,
+        })
+        .withResponse();
+      return [response.headers.get("x-ai-route-pool"), response.headers.get("x-ai-route-reason")];
+    };
+    assert.deepEqual(await ask(LIVE, 500), ["summary-online", "rule=live-summary-short"]);
+    assert.deepEqual(await ask(LIVE, 12_000), ["summary-long", "rule=live-summary-long"]);
+    assert.deepEqual(
+      await ask({ "x-ai-task": "batch_recompute_summary", "x-ai-request-class": "batch" }, 20_000),
+      ["summary-batch", "rule=quality-batch"],
+    );
+    assert.deepEqual(await ask({}, 300), ["summary-online", "default"]);
+    const [pool, reason] = await ask(LIVE, 300, 900);
+    assert.equal(pool, "summary-online");
+    assert.match(reason!, /max_tokens_clamped=900->600/);
+  });
+
+  it("counts unknown tasks in metrics without making them labels", async () => {
+    await client(p, { "x-ai-task": "some_new_task" }).chat.completions.create({
+      model: "summary-default",
+      messages: [{ role: "user", content: "x" }],
+      max_tokens: 2,
+    });
+    const text = await (await fetch(`${p.url}/metrics`)).text();
+    assert.match(text, /ai_gateway_tasks_total\{known="false"\} [1-9]/);
+    assert.doesNotMatch(text, /some_new_task/);
+    assert.match(text, /ai_gateway_route_decisions_total\{pool="summary-online",reason="default"\}/);
+    assert.match(text, /ai_gateway_ttft_seconds_bucket\{pool="summary-online",le="0.5"\}/);
+  });
+
+  it("accepts X-AI-Tenant only from a trusted upstream", async () => {
+    const forged = await raw(
+      p,
+      JSON.stringify({ model: "summary-default", messages: [{ role: "user", content: "x" }] }),
+      {
+        "x-ai-tenant": "quality-job",
+      },
+    );
+    assert.equal(forged.status, 403);
+    assert.equal(forged.json.error.code, "untrusted_tenant_header");
+    const trusted = await raw(
+      p,
+      JSON.stringify({ model: "summary-default", messages: [{ role: "user", content: "x" }], max_tokens: 2 }),
+      { "x-ai-tenant": "quality-job", "x-ai-upstream-secret": SECRET },
+    );
+    assert.equal(trusted.status, 200);
+    const line = await lineFor(p, trusted.headers.get("x-ai-trace-id")!);
+    assert.equal(line.tenant, "quality-job");
+  });
+
+  it("returns the caller's trace id", async () => {
+    const res = await raw(
+      p,
+      JSON.stringify({ model: "summary-default", messages: [{ role: "user", content: "x" }], max_tokens: 2 }),
+      { "x-ai-trace-id": "req_live_8c13" },
+    );
+    assert.equal(res.headers.get("x-ai-trace-id"), "req_live_8c13");
+    assert.equal((await lineFor(p, "req_live_8c13")).status, "ok");
+  });
+});
+
+describe("gateway errors: OpenAI shape, stable code, the field at fault, nothing left behind", () => {
+  let p: Platform;
+  before(async () => {
+    p = await startPlatform();
+  });
+  after(() => p.stop());
+
+  const cases: {
+    name: string;
+    body: string;
+    headers?: Record<string, string>;
+    status: number;
+    code: string;
+    param?: string;
+  }[] = [
+    { name: "malformed JSON", body: "{not json", status: 400, code: "invalid_json", param: "body" },
+    {
+      name: "wrong type",
+      body: JSON.stringify({
+        model: "summary-default",
+        messages: [{ role: "user", content: "x" }],
+        max_tokens: "10",
+      }),
+      status: 400,
+      code: "invalid_request",
+      param: "max_tokens",
+    },
+    {
+      name: "missing messages",
+      body: JSON.stringify({ model: "summary-default" }),
+      status: 400,
+      code: "invalid_request",
+      param: "messages",
+    },
+    {
+      name: "unknown alias",
+      body: JSON.stringify({ model: "gpt-9", messages: [{ role: "user", content: "x" }] }),
+      status: 404,
+      code: "model_not_found",
+      param: "model",
+    },
+    {
+      name: "input larger than every pool",
+      body: JSON.stringify({
+        model: "summary-default",
+        messages: [{ role: "user", content: sampleText("en", 70_000, 3) }],
+      }),
+      status: 400,
+      code: "context_length_exceeded",
+      param: "messages",
+    },
+    {
+      name: "no API key",
+      body: JSON.stringify({ model: "summary-default", messages: [{ role: "user", content: "x" }] }),
+      headers: { authorization: "" },
+      status: 401,
+      code: "missing_api_key",
+    },
+    {
+      name: "wrong API key",
+      body: JSON.stringify({ model: "summary-default", messages: [{ role: "user", content: "x" }] }),
+      headers: { authorization: "Bearer sk-nope" },
+      status: 401,
+      code: "invalid_api_key",
+    },
+    {
+      name: "bad X-AI-Task",
+      body: JSON.stringify({ model: "summary-default", messages: [{ role: "user", content: "x" }] }),
+      headers: { "x-ai-task": "has spaces" },
+      status: 400,
+      code: "invalid_request",
+      param: "x-ai-task",
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name} → ${c.status} ${c.code}`, async () => {
+      const before = p.lines.length;
+      const res = await raw(p, c.body, c.headers ?? {});
+      assert.equal(res.status, c.status);
+      assert.equal(res.json.error.code, c.code);
+      assert.equal(typeof res.json.error.message, "string");
+      if (c.param) assert.equal(res.json.error.param, c.param);
+      assert.ok(res.json.error.trace_id);
+      await sleep(20);
+      assert.equal(p.lines.length, before + 1, "one log line");
+      assert.equal(p.lines.at(-1)!.error_code, c.code);
+    });
+  }
+
+  it("a body over the size limit → 413 request_too_large", async () => {
+    const res = await raw(
+      p,
+      JSON.stringify({
+        model: "summary-default",
+        messages: [{ role: "user", content: "x".repeat(1_100_000) }],
+      }),
+    );
+    assert.equal(res.status, 413);
+    assert.equal(res.json.error.code, "request_too_large");
+  });
+
+  it("an unknown path → 404 not_found in the same shape", async () => {
+    const res = await raw(p, "{}", {}, "/v1/embeddings");
+    assert.equal(res.status, 404);
+    assert.equal(res.json.error.code, "not_found");
+  });
+
+  it("the openai client raises typed errors", async () => {
+    await assert.rejects(
+      client(p).chat.completions.create({ model: "nope", messages: [{ role: "user", content: "x" }] }),
+      (e: unknown) =>
+        e instanceof OpenAI.NotFoundError &&
+        (e as InstanceType<typeof OpenAI.APIError>).code === "model_not_found",
+    );
+  });
+
+  it("no healthy endpoint → 503 with Retry-After, and the pool is named", async () => {
+    for (const r of p.replicas.long) r.setFaults({ healthFail: true });
+    for (let i = 0; i < 50 && p.gateway.pools.get("summary-long")!.endpoints.some((e) => e.healthy); i++)
+      await sleep(20);
+    const res = await raw(
+      p,
+      JSON.stringify({
+        model: "summary-default",
+        messages: [{ role: "user", content: sampleText("en", 9000, 9) }],
+      }),
+      LIVE,
+    );
+    assert.equal(res.status, 503);
+    assert.equal(res.json.error.code, "no_healthy_endpoint");
+    assert.equal(res.json.error.route, "summary-long");
+    assert.equal(res.headers.get("retry-after"), "1");
+    for (const r of p.replicas.long) r.setFaults({ healthFail: false });
+  });
+});
+
+describe("gateway failure handling", () => {
+  it("a client that disconnects aborts the engine request and releases every counter", async () => {
+    const p = await startPlatform({ profile: "h100-llama8b", online: 1 });
+    try {
+      const stream = await client(p, LIVE).chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: "long answer" }],
+        max_tokens: 500,
+        stream: true,
+      });
+      let n = 0;
+      for await (const _ of stream) if (++n === 3) break;
+      const engine = p.replicas.online[0]!.engine;
+      for (let i = 0; i < 100 && engine.stats.finished.abort === 0; i++) await sleep(10);
+      assert.equal(engine.stats.finished.abort, 1, "the engine saw the abort");
+      assert.equal(engine.numRunning, 0);
+      const ep = p.gateway.pools.get("summary-online")!.endpoints[0]!;
+      assert.equal(ep.inflightRequests, 0);
+      assert.equal(ep.inflightTokens, 0);
+      await sleep(30);
+      const line = p.lines.at(-1)!;
+      assert.equal(line.client_cancelled, true);
+      assert.equal(line.status, "client_cancelled");
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it("an engine crashing mid-stream ends the stream with an error the client raises", async () => {
+    const p = await startPlatform({ profile: "h100-llama8b", online: 1 });
+    try {
+      const stream = await client(p, LIVE).chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: "long answer" }],
+        max_tokens: 500,
+        stream: true,
+      });
+      let n = 0;
+      await assert.rejects(async () => {
+        for await (const _ of stream) if (++n === 5) p.replicas.online[0]!.crash();
+      }, /engine connection failed mid-stream|error/);
+      await sleep(30);
+      const line = p.lines.at(-1)!;
+      assert.equal(line.status, "broken_stream");
+      assert.equal(p.gateway.pools.get("summary-online")!.endpoints[0]!.inflightRequests, 0);
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it("retries on another endpoint when the first fails before the first byte", async () => {
+    const p = await startPlatform({ online: 2 });
+    try {
+      p.replicas.online[0]!.setFaults({ errorRate: 1 });
+      const c = client(p, LIVE);
+      for (let i = 0; i < 6; i++) {
+        const res = await c.chat.completions.create({
+          model: "summary-default",
+          messages: [{ role: "user", content: `question ${i}` }],
+          max_tokens: 3,
+          stream: i % 2 === 0,
+        });
+        if (!(Symbol.asyncIterator in res)) assert.equal(res.usage!.completion_tokens, 3);
+        else for await (const _ of res);
+      }
+      await sleep(30);
+      const retried = p.lines.filter((l) => l.attempts === 2);
+      assert.ok(retried.length > 0, "some requests hit the failing replica first");
+      for (const l of retried) {
+        assert.match(l.fallback_reason ?? "", /retry:.*status=503/);
+        assert.equal(l.status, "ok");
+      }
+      assert.equal(p.lines.length, 6, "exactly one log line per request");
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it("a crashed endpoint (connection refused) is retried elsewhere and then avoided", async () => {
+    const p = await startPlatform({ online: 2 });
+    try {
+      await p.replicas.online[0]!.stop();
+      const c = client(p, LIVE);
+      for (let i = 0; i < 4; i++) {
+        const r = await c.chat.completions.create({
+          model: "summary-default",
+          messages: [{ role: "user", content: "x" }],
+          max_tokens: 2,
+        });
+        assert.equal(r.usage!.completion_tokens, 2);
+      }
+    } finally {
+      await p.stop();
+    }
+  });
+});

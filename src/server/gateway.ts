@@ -1,0 +1,259 @@
+// The running gateway: builds pools of endpoint states from the config, keeps them fresh with the
+// endpoint monitor, serves the OpenAI API and the admin surface (health, readiness, metrics, endpoint
+// snapshots), and shuts down cleanly.
+
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { Pool } from "undici";
+import type { GatewayConfigSet } from "../config/config-set.js";
+import { trustedAddressList } from "../config/gateway-settings.js";
+import { EndpointState } from "../endpoints/endpoint-state.js";
+import { EndpointMonitor } from "../endpoints/scraper.js";
+import { TokenCorrection } from "../profile/token-correction.js";
+import { RetryBudget } from "../proxy/retry-budget.js";
+import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
+import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
+import { RequestLog } from "../telemetry/request-log.js";
+import { handleCompletion } from "./completion-handler.js";
+import { GatewayError } from "./gateway-error.js";
+import type { GatewayRuntime, PoolRuntime } from "./gateway-runtime.js";
+import { Identifier } from "./identify.js";
+
+export interface GatewayOptions {
+  /** Overrides the config's log destination (`none` keeps lines in memory for the listener only). */
+  logDestination?: string;
+  /** Overrides the listen port (0 = any free port). */
+  port?: number;
+  host?: string;
+}
+
+export class Gateway implements GatewayRuntime {
+  readonly config: GatewayConfigSet;
+  readonly pools = new Map<string, PoolRuntime>();
+  readonly metrics = new GatewayMetrics();
+  readonly log: RequestLog;
+  readonly identifier: Identifier;
+  readonly correction = new TokenCorrection();
+  readonly monitor: EndpointMonitor;
+  private readonly dispatchers = new Map<string, Pool>();
+  private readonly server: http.Server;
+  private readonly adminServer: http.Server | null;
+  private readonly opts: GatewayOptions;
+  private boundPort = 0;
+  private adminPort = 0;
+
+  constructor(config: GatewayConfigSet, opts: GatewayOptions = {}) {
+    this.config = config;
+    this.opts = opts;
+    const g = config.gateway;
+    this.log = new RequestLog(opts.logDestination ?? g.logging.destination);
+    const up = g.auth.trustedUpstreams;
+    this.identifier = new Identifier(
+      g.auth,
+      up && up.addresses.length > 0 ? trustedAddressList(up.addresses) : null,
+    );
+    const all: EndpointState[] = [];
+    for (const pool of config.pools.values()) {
+      const endpoints = EndpointState.forPool(pool);
+      all.push(...endpoints);
+      this.pools.set(pool.name, {
+        name: pool.name,
+        endpoints,
+        retryBudget: new RetryBudget(g.retry.budgetPercent),
+      });
+    }
+    this.monitor = new EndpointMonitor(all, {
+      onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),
+    });
+    this.metrics.configInfo.labels(config.version).set(1);
+    this.metrics.registry.onCollect(() => this.collect());
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.route(req, res);
+    this.server = http.createServer(
+      { keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 30_000 },
+      handler,
+    );
+    this.adminServer = g.admin.separate
+      ? http.createServer((req, res) => this.routeAdmin(req, res, true))
+      : null;
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get url(): string {
+    const host = this.opts.host ?? this.config.gateway.listen.host;
+    return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${this.boundPort}`;
+  }
+
+  get adminUrl(): string {
+    if (!this.adminServer) return this.url;
+    const host = this.config.gateway.admin.host;
+    return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${this.adminPort}`;
+  }
+
+  dispatcher(ep: EndpointState): Pool {
+    let d = this.dispatchers.get(ep.url);
+    if (!d) {
+      d = new Pool(ep.url, {
+        connections: 1024,
+        pipelining: 1,
+        keepAliveTimeout: 60_000,
+        connect: { timeout: this.config.gateway.timeouts.connectMs },
+      });
+      this.dispatchers.set(ep.url, d);
+    }
+    return d;
+  }
+
+  /** Listens, and waits (briefly) for the first health checks so the first requests find endpoints. */
+  async start(): Promise<void> {
+    this.monitor.start();
+    const g = this.config.gateway;
+    this.boundPort = await listen(
+      this.server,
+      this.opts.port ?? g.listen.port,
+      this.opts.host ?? g.listen.host,
+    );
+    if (this.adminServer) this.adminPort = await listen(this.adminServer, g.admin.port, g.admin.host);
+    await this.firstHealthChecks(3000);
+  }
+
+  /** Resolves once every endpoint has been health-checked once (or after `timeoutMs`). */
+  private async firstHealthChecks(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    const all = [...this.pools.values()].flatMap((p) => p.endpoints);
+    while (Date.now() < until && all.some((e) => e.lastHealthAt === null)) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.monitor.stop();
+    await Promise.all([close(this.server), this.adminServer ? close(this.adminServer) : Promise.resolve()]);
+    await Promise.all([...this.dispatchers.values()].map((d) => d.destroy()));
+    await this.log.close();
+  }
+
+  private route(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const path = (req.url ?? "/").split("?", 1)[0];
+    if (req.method === "POST" && path === "/v1/chat/completions") {
+      void handleCompletion(this, "chat", req, res);
+      return;
+    }
+    if (req.method === "POST" && path === "/v1/completions") {
+      void handleCompletion(this, "completion", req, res);
+      return;
+    }
+    if (req.method === "GET" && path === "/v1/models") return this.json(res, 200, this.models());
+    if (!this.adminServer && this.routeAdmin(req, res, false)) return;
+    if (req.method === "GET" && (path === "/health" || path === "/ready")) {
+      this.routeAdmin(req, res, true);
+      return;
+    }
+    const known = ["/v1/chat/completions", "/v1/completions", "/v1/models"].includes(path ?? "");
+    const err = known
+      ? new GatewayError("method_not_allowed", `${req.method} is not allowed on ${path}`)
+      : new GatewayError("not_found", `no route for ${req.method} ${path}`);
+    req.resume();
+    res.writeHead(err.status, err.headers()).end(err.body("none"));
+  }
+
+  /** Health, readiness, metrics and the admin API; returns false when the path is not one of them. */
+  private routeAdmin(req: http.IncomingMessage, res: http.ServerResponse, fallback404: boolean): boolean {
+    const path = (req.url ?? "/").split("?", 1)[0];
+    if (req.method === "GET") {
+      if (path === "/health") {
+        res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+        return true;
+      }
+      if (path === "/ready") {
+        const now = Date.now();
+        const notReady = [...this.pools.values()]
+          .filter((p) => !p.endpoints.some((e) => e.routable(now)))
+          .map((p) => p.name);
+        this.json(res, notReady.length === 0 ? 200 : 503, {
+          ready: notReady.length === 0,
+          pools_without_endpoints: notReady,
+        });
+        return true;
+      }
+      if (path === "/metrics") {
+        res.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE }).end(this.metrics.registry.expose());
+        return true;
+      }
+      if (path === "/admin/endpoints") {
+        const now = Date.now();
+        this.json(
+          res,
+          200,
+          [...this.pools.values()].map((p) => ({
+            pool: p.name,
+            endpoints: p.endpoints.map((e) => e.snapshot(now)),
+          })),
+        );
+        return true;
+      }
+      if (path === "/admin/config") {
+        this.json(res, 200, {
+          version: this.config.version,
+          sources: this.config.sources,
+          documents: this.config.documents,
+        });
+        return true;
+      }
+    }
+    if (fallback404) {
+      const err = new GatewayError("not_found", `no route for ${req.method} ${path}`);
+      req.resume();
+      res.writeHead(err.status, err.headers()).end(err.body("none"));
+      return true;
+    }
+    return false;
+  }
+
+  private models(): unknown {
+    const data = [...this.config.route.aliases.keys()].map((id) => ({
+      id,
+      object: "model",
+      created: 0,
+      owned_by: "tokengate",
+    }));
+    return { object: "list", data };
+  }
+
+  private json(res: http.ServerResponse, status: number, value: unknown): void {
+    res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+  }
+
+  private collect(): void {
+    const m = this.metrics;
+    for (const pool of this.pools.values()) {
+      for (const e of pool.endpoints) {
+        m.endpointHealthy.labels(pool.name, e.name).set(e.healthy ? 1 : 0);
+        if (e.kvUsage !== null) m.kvCacheUsedRatio.labels(pool.name, e.name).set(e.kvUsage);
+      }
+    }
+    for (const s of this.correction.stats()) {
+      m.tokenCorrectionFactor.labels(s.model).set(s.factor);
+      m.tokenEstimateError.labels(s.model).set(s.p90RelativeError);
+    }
+  }
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function close(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}

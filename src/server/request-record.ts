@@ -1,0 +1,94 @@
+// What the gateway learns about one request as it passes the stages; turned into the one log line and
+// the metrics at the end, whatever happened.
+
+import type { RequestLogLine } from "../telemetry/request-log.js";
+
+export class RequestRecord {
+  readonly t0 = performance.now();
+  tenant: string | null = null;
+  task: string | null = null;
+  taskKnown = false;
+  requestClass: string | null = null;
+  modelAlias: string | null = null;
+  modelVersion: string | null = null;
+  configVersion: string | null = null;
+  pool: string | null = null;
+  routeReason: string | null = null;
+  reasonLabel: string | null = null;
+  endpoint: string | null = null;
+  stream: boolean | null = null;
+  inputTokensEstimated: number | null = null;
+  inputTokensActual: number | null = null;
+  cachedTokens: number | null = null;
+  outputTokens: number | null = null;
+  maxTokens: number | null = null;
+  dispatchedAt = Number.NaN;
+  firstTokenAt = Number.NaN;
+  runtimeQueueMs: number | null = null;
+  prefillMs: number | null = null;
+  decodeMs: number | null = null;
+  kvCacheUsedRatio: number | null = null;
+  fallbackReason: string | null = null;
+  clientCancelled = false;
+  attempts = 0;
+  httpStatus = 0;
+  errorCode: string | null = null;
+  status = "ok";
+  prompt: unknown = undefined;
+
+  constructor(readonly traceId: string) {}
+
+  /** Appends to the fallback reason (retries, degraded picks), comma-separated. */
+  addFallback(reason: string): void {
+    this.fallbackReason = this.fallbackReason ? `${this.fallbackReason},${reason}` : reason;
+  }
+
+  toLogLine(now = performance.now()): RequestLogLine {
+    const ms = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
+    const ttft = ms(this.firstTokenAt - this.t0);
+    const latency = now - this.t0;
+    let tps: number | null = null;
+    if (this.outputTokens !== null && this.outputTokens > 1) {
+      const decode = this.decodeMs ?? (Number.isFinite(this.firstTokenAt) ? now - this.firstTokenAt : null);
+      if (decode !== null && decode > 0) tps = Math.round(((this.outputTokens - 1) / decode) * 10000) / 10;
+    }
+    const line: RequestLogLine = {
+      ts: new Date().toISOString(),
+      event: this.pool && this.attempts > 0 ? "inference.completed" : "inference.rejected",
+      trace_id: this.traceId,
+      tenant: this.tenant,
+      task: this.task,
+      task_known: this.pool && this.routeReason ? this.taskKnown : null,
+      request_class: this.requestClass,
+      model_alias: this.modelAlias,
+      model_version: this.modelVersion,
+      route_pool: this.pool,
+      route_reason: this.routeReason,
+      endpoint: this.endpoint,
+      input_tokens_estimated: this.inputTokensEstimated,
+      input_tokens_actual: this.inputTokensActual,
+      cached_tokens: this.cachedTokens,
+      output_tokens: this.outputTokens,
+      max_tokens: this.maxTokens,
+      gateway_queue_ms: ms(this.dispatchedAt - this.t0),
+      runtime_queue_ms: this.runtimeQueueMs,
+      prefill_ms: this.prefillMs,
+      decode_ms: this.decodeMs,
+      ttft_ms: ttft,
+      latency_ms: Math.round(latency * 10) / 10,
+      tokens_per_second: tps,
+      kv_cache_used_ratio: this.kvCacheUsedRatio,
+      gpu_memory_used_ratio: null,
+      fallback_reason: this.fallbackReason,
+      client_cancelled: this.clientCancelled,
+      stream: this.stream,
+      attempts: this.attempts,
+      http_status: this.httpStatus,
+      error_code: this.errorCode,
+      status: this.status,
+      config_version: this.configVersion,
+    };
+    if (this.prompt !== undefined) line.prompt = this.prompt;
+    return line;
+  }
+}

@@ -1,0 +1,142 @@
+// Test fixture: a small version of seed 004's platform in one process — simulated replicas for three
+// pools and a gateway in front of them, every port picked free, every log line captured.
+
+import { loadConfigTexts } from "../../config/index.js";
+import { makeEngineConfig } from "../../sim/engine-config.js";
+import { SimReplica } from "../../sim/replica.js";
+import type { RequestLogLine } from "../../telemetry/request-log.js";
+import { Gateway } from "../gateway.js";
+
+export const KEYS = { basic: "sk-test-basic", quality: "sk-test-quality" } as const;
+export const SECRET = "test-upstream-secret";
+
+export interface Platform {
+  gateway: Gateway;
+  replicas: Record<"online" | "long" | "batch", SimReplica[]>;
+  lines: RequestLogLine[];
+  events: string[];
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface PlatformOptions {
+  profile?: string;
+  online?: number;
+  gatewayYaml?: string;
+}
+
+export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
+  const profile = opts.profile ?? "instant";
+  const make = async (name: string, model: string, maxModelLen: number) => {
+    const r = new SimReplica({
+      name,
+      port: 0,
+      engine: makeEngineConfig(profile, model, { maxModelLen }),
+      seed: 1,
+    });
+    await r.start();
+    return r;
+  };
+  const replicas = {
+    online: await Promise.all(
+      Array.from({ length: opts.online ?? 2 }, (_, i) => make(`online-${i}`, "summary-7b", 8192)),
+    ),
+    long: [await make("long-0", "summary-14b-long", 65536)],
+    batch: [await make("batch-0", "summary-14b-long", 65536)],
+  };
+  const eps = (rs: SimReplica[]) => rs.map((r) => `"${r.url}"`).join(", ");
+  const pools = `
+apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: summary-online }
+spec:
+  engine: vllm
+  model: summary-7b
+  modelVersion: summary-7b-2026-06-15
+  endpoints: [${eps(replicas.online)}]
+  metrics: { intervalMs: 100 }
+  health: { intervalMs: 100 }
+---
+apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: summary-long }
+spec:
+  engine: vllm
+  model: summary-14b-long
+  endpoints: [${eps(replicas.long)}]
+  metrics: { intervalMs: 100 }
+  health: { intervalMs: 100 }
+---
+apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: summary-batch }
+spec:
+  engine: vllm
+  model: summary-14b-long
+  endpoints: [${eps(replicas.batch)}]
+  metrics: { intervalMs: 100 }
+  health: { intervalMs: 100 }
+`;
+  const route = `
+apiVersion: ai.example.com/v1alpha1
+kind: InferenceRoute
+metadata:
+  name: support-summary-route
+  annotations:
+    ai.example.com/route-config-version: "test-r1"
+spec:
+  knownTasks: ["batch_recompute_summary"]
+  modelAliases:
+    summary-default:
+      defaultPool: summary-online
+      pools:
+        - { name: summary-online, maxInputTokens: 8192, maxOutputTokens: 600, maxQueueMs: 800, priority: 100 }
+        - { name: summary-long, minInputTokens: 8193, maxInputTokens: 65536, maxOutputTokens: 2200, maxQueueMs: 12000, priority: 50 }
+        - { name: summary-batch, maxInputTokens: 65536, maxOutputTokens: 2200, maxQueueMs: 300000, priority: 10 }
+  rules:
+    - name: live-summary-short
+      when: { taskIn: ["live_ticket_summary", "agent_assist_summary"], inputTokensLte: 8192 }
+      routeTo: summary-online
+    - name: live-summary-long
+      when: { taskIn: ["live_ticket_summary"], inputTokensGt: 8192 }
+      routeTo: summary-long
+    - name: quality-batch
+      when: { requestClass: batch }
+      routeTo: summary-batch
+`;
+  const gateway =
+    opts.gatewayYaml ??
+    `
+apiVersion: tokengate.dev/v1alpha1
+kind: GatewayConfig
+metadata: { name: test }
+spec:
+  listen: { host: 127.0.0.1, port: 0 }
+  auth:
+    apiKeys:
+      - { key: ${KEYS.basic}, tenant: support-basic }
+      - { key: ${KEYS.quality}, tenant: quality-job }
+    trustedUpstreams: { sharedSecret: ${SECRET}, addresses: ["127.0.0.1"] }
+  limits: { maxBodyBytes: 1048576 }
+  timeouts: { connectMs: 500, firstByteMs: 5000, idleMs: 2000, totalMs: 20000 }
+  retry: { maxAttempts: 2, budgetPercent: 100 }
+`;
+  const loaded = loadConfigTexts({ "pools.yaml": pools, "route.yaml": route, "gateway.yaml": gateway });
+  if (!loaded.ok) throw new Error(loaded.errors.map((e) => `${e.path}: ${e.message}`).join("\n"));
+  const gw = new Gateway(loaded.config, { logDestination: "none" });
+  const lines: RequestLogLine[] = [];
+  gw.log.listener = (l) => lines.push(l);
+  await gw.start();
+  const all = [...replicas.online, ...replicas.long, ...replicas.batch];
+  return {
+    gateway: gw,
+    replicas,
+    lines,
+    events: [],
+    url: gw.url,
+    stop: async () => {
+      await gw.stop();
+      await Promise.all(all.map((r) => r.stop()));
+    },
+  };
+}

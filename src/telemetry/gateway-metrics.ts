@@ -1,0 +1,137 @@
+// The gateway's own Prometheus metrics, named as in seed 004 (ai_gateway_*, ai_runtime_*). Labels stay
+// low-cardinality: pool, endpoint, task (unknown tasks collapse to "unknown"), status, reason, code,
+// tenant. Trace ids never become labels.
+
+import { type Counter, type Gauge, type Histogram, MetricsRegistry } from "./metrics.js";
+
+const LATENCY_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.8, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300,
+];
+const PHASE_BUCKETS = [0.01, 0.05, 0.1, 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 60, 120, 240, 480];
+
+export class GatewayMetrics {
+  readonly registry = new MetricsRegistry();
+  readonly requests: Counter;
+  readonly routeDecisions: Counter;
+  readonly queueSeconds: Histogram;
+  readonly ttftSeconds: Histogram;
+  readonly durationSeconds: Histogram;
+  readonly rejections: Counter;
+  readonly tasks: Counter;
+  readonly retries: Counter;
+  readonly clientCancels: Counter;
+  readonly inflight: Gauge;
+  readonly runtimeQueueSeconds: Histogram;
+  readonly runtimePrefillSeconds: Histogram;
+  readonly runtimeDecodeSeconds: Histogram;
+  readonly kvCacheUsedRatio: Gauge;
+  readonly endpointHealthy: Gauge;
+  readonly inputTokens: Counter;
+  readonly outputTokens: Counter;
+  readonly tokenEstimateError: Gauge;
+  readonly tokenCorrectionFactor: Gauge;
+  readonly configInfo: Gauge;
+
+  constructor() {
+    const r = this.registry;
+    this.requests = r.counter("ai_gateway_requests_total", "Requests finished, by pool, task and status.", [
+      "pool",
+      "task",
+      "status",
+    ]);
+    this.routeDecisions = r.counter("ai_gateway_route_decisions_total", "Route decisions by pool and rule.", [
+      "pool",
+      "reason",
+    ]);
+    this.queueSeconds = r.histogram(
+      "ai_gateway_queue_seconds",
+      "Time requests waited in the gateway before dispatch.",
+      ["pool"],
+      LATENCY_BUCKETS,
+    );
+    this.ttftSeconds = r.histogram(
+      "ai_gateway_ttft_seconds",
+      "Time from request arrival at the gateway to the first token (streams) or to the response (non-streaming).",
+      ["pool"],
+      LATENCY_BUCKETS,
+    );
+    this.durationSeconds = r.histogram(
+      "ai_gateway_request_duration_seconds",
+      "End-to-end request time at the gateway.",
+      ["pool"],
+      LATENCY_BUCKETS,
+    );
+    this.rejections = r.counter(
+      "ai_gateway_rejections_total",
+      "Requests refused by the gateway, by error code.",
+      ["code", "tenant"],
+    );
+    this.tasks = r.counter(
+      "ai_gateway_tasks_total",
+      "Requests by whether their task is known (seed 004's unknown-task ratio).",
+      ["known"],
+    );
+    this.retries = r.counter(
+      "ai_gateway_upstream_retries_total",
+      "Upstream attempts retried on another endpoint.",
+      ["pool", "reason"],
+    );
+    this.clientCancels = r.counter("ai_gateway_client_cancelled_total", "Requests the client abandoned.", [
+      "pool",
+    ]);
+    this.inflight = r.gauge("ai_gateway_inflight_requests", "Requests in flight to an endpoint.", [
+      "pool",
+      "endpoint",
+    ]);
+    this.runtimeQueueSeconds = r.histogram(
+      "ai_runtime_queue_seconds",
+      "Engine-side queue time reported by the engine (Server-Timing).",
+      ["pool"],
+      PHASE_BUCKETS,
+    );
+    this.runtimePrefillSeconds = r.histogram(
+      "ai_runtime_prefill_seconds",
+      "Engine-side prefill time reported by the engine (Server-Timing).",
+      ["pool"],
+      PHASE_BUCKETS,
+    );
+    this.runtimeDecodeSeconds = r.histogram(
+      "ai_runtime_decode_seconds",
+      "Engine-side decode time reported by the engine (Server-Timing).",
+      ["pool"],
+      PHASE_BUCKETS,
+    );
+    this.kvCacheUsedRatio = r.gauge(
+      "ai_runtime_kv_cache_used_ratio",
+      "KV-cache use scraped from each engine.",
+      ["pool", "pod"],
+    );
+    this.endpointHealthy = r.gauge(
+      "ai_gateway_endpoint_healthy",
+      "1 when the endpoint passes health checks.",
+      ["pool", "endpoint"],
+    );
+    this.inputTokens = r.counter("ai_gateway_input_tokens_total", "Prompt tokens reported by engines.", [
+      "pool",
+      "tenant",
+    ]);
+    this.outputTokens = r.counter(
+      "ai_gateway_output_tokens_total",
+      "Completion tokens reported by engines.",
+      ["pool", "tenant"],
+    );
+    this.tokenEstimateError = r.gauge(
+      "ai_gateway_token_estimate_p90_relative_error",
+      "P90 relative error of the input-token estimate against engine usage (after correction).",
+      ["model"],
+    );
+    this.tokenCorrectionFactor = r.gauge(
+      "ai_gateway_token_estimate_correction_factor",
+      "Learned multiplier applied to input-token estimates.",
+      ["model"],
+    );
+    this.configInfo = r.gauge("ai_gateway_config_info", "The route config version in force (value 1).", [
+      "version",
+    ]);
+  }
+}

@@ -1,0 +1,101 @@
+// One JSON line per request with seed 004's fields (null when unknown, never invented), written in
+// batches so a busy gateway does not pay one write syscall per request.
+
+import { createWriteStream, type WriteStream } from "node:fs";
+
+/** The fields of seed 004's log line, plus the gateway's own. */
+export interface RequestLogLine {
+  ts: string;
+  event: "inference.completed" | "inference.rejected";
+  trace_id: string;
+  tenant: string | null;
+  task: string | null;
+  /** Whether the route config knows the task (seed 004's unknown-task ratio); null before routing. */
+  task_known: boolean | null;
+  request_class: string | null;
+  model_alias: string | null;
+  model_version: string | null;
+  route_pool: string | null;
+  route_reason: string | null;
+  endpoint: string | null;
+  input_tokens_estimated: number | null;
+  input_tokens_actual: number | null;
+  cached_tokens: number | null;
+  output_tokens: number | null;
+  max_tokens: number | null;
+  gateway_queue_ms: number | null;
+  runtime_queue_ms: number | null;
+  prefill_ms: number | null;
+  decode_ms: number | null;
+  ttft_ms: number | null;
+  latency_ms: number;
+  tokens_per_second: number | null;
+  kv_cache_used_ratio: number | null;
+  gpu_memory_used_ratio: number | null;
+  fallback_reason: string | null;
+  client_cancelled: boolean;
+  stream: boolean | null;
+  attempts: number;
+  http_status: number;
+  error_code: string | null;
+  status: string;
+  config_version: string | null;
+  prompt?: unknown;
+}
+
+export class RequestLog {
+  private buffer: string[] = [];
+  private scheduled = false;
+  private readonly out: NodeJS.WritableStream | WriteStream;
+  private readonly ownStream: boolean;
+  /** Every line also goes here (tests, the admin API's recent requests). */
+  listener: ((line: RequestLogLine) => void) | null = null;
+
+  constructor(destination: string) {
+    if (destination === "stdout") {
+      this.out = process.stdout;
+      this.ownStream = false;
+    } else if (destination === "stderr") {
+      this.out = process.stderr;
+      this.ownStream = false;
+    } else if (destination === "none") {
+      this.out = process.stdout;
+      this.ownStream = false;
+      this.write = (line) => this.listener?.(line);
+    } else {
+      this.out = createWriteStream(destination, { flags: "a" });
+      this.ownStream = true;
+    }
+  }
+
+  write(line: RequestLogLine): void {
+    this.listener?.(line);
+    this.buffer.push(JSON.stringify(line));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** A log event that is not a request (pause, endpoint health, config reload). */
+  event(event: string, fields: Record<string, unknown>): void {
+    this.buffer.push(JSON.stringify({ ts: new Date().toISOString(), event, ...fields }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.buffer.length === 0) return;
+    const text = `${this.buffer.join("\n")}\n`;
+    this.buffer = [];
+    this.out.write(text);
+  }
+
+  async close(): Promise<void> {
+    this.flush();
+    if (this.ownStream) await new Promise<void>((r) => (this.out as WriteStream).end(r));
+  }
+}
