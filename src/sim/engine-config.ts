@@ -35,3 +35,17 @@ export function makeEngineConfig(
     ...defined,
   };
 }
+
+/** Why a config cannot run (e.g. a context window larger than the KV cache), or null. */
+export function engineConfigProblem(cfg: EngineConfig): string | null {
+  if (cfg.maxModelLen > cfg.numGpuBlocks * cfg.blockSize) {
+    return (
+      `max_model_len ${cfg.maxModelLen} needs more KV cache than the engine has ` +
+      `(${cfg.numGpuBlocks} blocks × ${cfg.blockSize} tokens)`
+    );
+  }
+  if (cfg.blockSize < 1 || cfg.maxNumSeqs < 1 || cfg.maxNumBatchedTokens < 1) {
+    return "block_size, max_num_seqs and max_num_batched_tokens must be at least 1";
+  }
+  return null;
+}

@@ -186,7 +186,7 @@ describe("simulated engine step loop", () => {
     const done = await Promise.all(reqs.map((r) => r.done));
     const queued = done.map((d) => d.req.queuedAt - d.req.arrivedAt);
     // 20 ms each, one after another: the third waits for the first two.
-    assert.ok(Math.abs(queued[0]! - 20) < 1 && Math.abs(queued[2]! - 60) < 2, `API server waits ${queued}`);
+    assert.ok(Math.abs(queued[0]! - 20) < 1 && Math.abs(queued[2]! - 60) < 5, `API server waits ${queued}`);
     assert.ok(done[2]!.tokenTimes[0]! - done[2]!.req.arrivedAt >= 59, "the wall clock agrees");
   });
 

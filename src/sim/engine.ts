@@ -3,6 +3,7 @@
 // blocking, prefix-cache savings, KV pressure and preemption come out of the model, not out of sleeps.
 
 import { chainSalt } from "./block-hash.js";
+import { engineConfigProblem } from "./engine-config.js";
 import { EngineRequest, type EngineRequestInit, type FinishReason } from "./engine-request.js";
 import { KvCache } from "./kv-cache.js";
 import { LoraSlots } from "./lora-slots.js";
@@ -59,12 +60,8 @@ export class Engine {
   private epoch = 0;
 
   constructor(cfg: EngineConfig) {
-    if (cfg.maxModelLen > cfg.numGpuBlocks * cfg.blockSize) {
-      throw new Error(
-        `max_model_len ${cfg.maxModelLen} needs more KV cache than the engine has ` +
-          `(${cfg.numGpuBlocks} blocks × ${cfg.blockSize} tokens)`,
-      );
-    }
+    const problem = engineConfigProblem(cfg);
+    if (problem) throw new Error(problem);
     this.cfg = cfg;
     this.kv = new KvCache(cfg.numGpuBlocks, cfg.blockSize, cfg.enablePrefixCaching);
     this.lora = new LoraSlots(cfg.maxLoras);

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import type { EngineOverrides } from "./engine-config.js";
-import { makeEngineConfig } from "./engine-config.js";
+import { engineConfigProblem, makeEngineConfig } from "./engine-config.js";
 import type { Dialect } from "./engine-metrics.js";
 import { type FaultConfig, parseFaultUpdate } from "./faults.js";
 import { type OutputLenDist, SimReplica } from "./replica.js";
@@ -98,7 +98,18 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
   const g = obj(v, path);
   onlyKeys(
     g,
-    ["name", "replicas", "port", "profile", "model", "dialect", "engine", "outputLenDist", "faults"],
+    [
+      "name",
+      "replicas",
+      "port",
+      "profile",
+      "model",
+      "dialect",
+      "engine",
+      "outputLenDist",
+      "streamInterval",
+      "faults",
+    ],
     path,
   );
   if (typeof g.name !== "string" || !g.name) fail(`${path}.name`, "expected a name");
@@ -137,11 +148,13 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     streamInterval: g.streamInterval === undefined ? 1 : int(g.streamInterval, `${path}.streamInterval`, 1),
     faults,
   };
+  let problem: string | null;
   try {
-    makeEngineConfig(group.profile, group.model, group.engine);
+    problem = engineConfigProblem(makeEngineConfig(group.profile, group.model, group.engine));
   } catch (err) {
     fail(`${path}.profile`, (err as Error).message);
   }
+  if (problem) fail(`${path}.engine`, problem);
   return group;
 }
 
