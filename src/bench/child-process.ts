@@ -2,7 +2,7 @@
 // the system under test do not share one event loop, and reads the child's CPU time from /proc.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const MAIN = fileURLToPath(new URL("../cli/main.js", import.meta.url));
@@ -14,7 +14,7 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts `tokengate <args>` and resolves once its stdout matches `ready`. */
+/** Starts `tokengate <args>` and resolves once its output (stdout or stderr) matches `ready`. */
 export async function startTokengate(args: string[], ready: RegExp, timeoutMs = 15_000): Promise<Child> {
   const proc = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
@@ -33,10 +33,13 @@ export async function startTokengate(args: string[], ready: RegExp, timeoutMs = 
       if (ready.test(out)) {
         clearTimeout(timer);
         proc.stdout!.off("data", check);
+        proc.stderr!.off("data", check);
         resolve();
       }
     };
+    // The gateway announces itself on stderr (stdout carries request logs); the sim uses stdout.
     proc.stdout!.on("data", check);
+    proc.stderr!.on("data", check);
     proc.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`tokengate ${args[0]} exited with ${code}:\n${out}`));
@@ -64,4 +67,14 @@ export function cpuSeconds(pid: number): number {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return (utime + stime) / 100; // USER_HZ is 100 on Linux
+}
+
+/** CPU seconds of a process and all its descendants (nginx's master and its workers), from /proc. */
+export function treeCpuSeconds(pid: number): number {
+  let total = cpuSeconds(pid);
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const children = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
+    for (const c of children ? children.split(" ") : []) total += treeCpuSeconds(Number(c));
+  }
+  return total;
 }

@@ -1,5 +1,6 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `--quick` shortens each run.
 
+import { runOverhead } from "./overhead.js";
 import { runSimFidelity } from "./sim-fidelity.js";
 
 const quick = process.argv.includes("--quick");
@@ -12,3 +13,5 @@ await runSimFidelity({
   efficiencySeconds: quick ? 4 : 10,
   seed: 1,
 });
+
+await runOverhead({ outDir, quick });

@@ -17,6 +17,16 @@ export interface StreamResult {
   error: string | null;
   headers: Record<string, string | string[] | undefined>;
   trailers: Record<string, string>;
+  /** The generated text, when asked for (`captureText`): multi-turn replays send it back. */
+  text: string | null;
+}
+
+export interface SendOptions {
+  agent?: Agent;
+  headers?: Record<string, string>;
+  path?: string;
+  signal?: AbortSignal;
+  captureText?: boolean;
 }
 
 export function makeAgent(connections = 512): Agent {
@@ -31,6 +41,64 @@ export function makeAgent(connections = 512): Agent {
 
 const CONTENT = /"(?:content|text)":"(?:[^"\\]|\\.)/;
 
+/** Sends one non-streaming completion; `ttftMs` is NaN (the reply comes whole). Never throws. */
+export async function sendCompletion(
+  baseUrl: string,
+  body: Record<string, unknown>,
+  opts: SendOptions = {},
+): Promise<StreamResult> {
+  const path = opts.path ?? (body.messages ? "/v1/chat/completions" : "/v1/completions");
+  const t0 = performance.now();
+  const out: StreamResult = {
+    text: null,
+    status: 0,
+    ttftMs: Number.NaN,
+    e2eMs: Number.NaN,
+    contentFrames: 0,
+    promptTokens: null,
+    completionTokens: null,
+    cachedTokens: null,
+    error: null,
+    headers: {},
+    trailers: {},
+  };
+  try {
+    const res = await request(`${baseUrl}${path}`, {
+      method: "POST",
+      dispatcher: opts.agent,
+      headers: { "content-type": "application/json", ...opts.headers },
+      body: JSON.stringify({ ...body, stream: false }),
+      signal: opts.signal,
+    });
+    out.status = res.statusCode;
+    out.headers = res.headers;
+    const text = await res.body.text();
+    if (res.statusCode !== 200) {
+      out.error = `HTTP ${res.statusCode}: ${text.slice(0, 300)}`;
+    } else {
+      const parsed = JSON.parse(text) as {
+        usage?: {
+          prompt_tokens: number;
+          completion_tokens: number;
+          prompt_tokens_details?: { cached_tokens?: number };
+        };
+        choices?: { message?: { content?: string }; text?: string }[];
+      };
+      if (opts.captureText)
+        out.text = parsed.choices?.[0]?.message?.content ?? parsed.choices?.[0]?.text ?? "";
+      const u = parsed.usage;
+      out.promptTokens = u?.prompt_tokens ?? null;
+      out.completionTokens = u?.completion_tokens ?? null;
+      out.cachedTokens = u?.prompt_tokens_details?.cached_tokens ?? null;
+      out.contentFrames = out.completionTokens ?? 0;
+    }
+  } catch (err) {
+    out.error = `${(err as Error).name}: ${(err as Error).message}`;
+  }
+  out.e2eMs = performance.now() - t0;
+  return out;
+}
+
 /**
  * Sends one streaming completion (chat when `body.messages` is set) and measures it.
  * `path` defaults by body shape. Never throws: failures are returned in `error`.
@@ -38,11 +106,12 @@ const CONTENT = /"(?:content|text)":"(?:[^"\\]|\\.)/;
 export async function streamCompletion(
   baseUrl: string,
   body: Record<string, unknown>,
-  opts: { agent?: Agent; headers?: Record<string, string>; path?: string; signal?: AbortSignal } = {},
+  opts: SendOptions = {},
 ): Promise<StreamResult> {
   const path = opts.path ?? (body.messages ? "/v1/chat/completions" : "/v1/completions");
   const t0 = performance.now();
   const out: StreamResult = {
+    text: null,
     status: 0,
     ttftMs: Number.NaN,
     e2eMs: Number.NaN,
@@ -92,6 +161,11 @@ export async function streamCompletion(
         if (CONTENT.test(data)) {
           if (out.contentFrames === 0) out.ttftMs = performance.now() - t0;
           out.contentFrames++;
+          if (opts.captureText) {
+            const c = (JSON.parse(data) as { choices: { delta?: { content?: string }; text?: string }[] })
+              .choices[0];
+            out.text = (out.text ?? "") + (c?.delta?.content ?? c?.text ?? "");
+          }
         } else if (data.includes('"usage":{')) {
           const u = JSON.parse(data).usage as {
             prompt_tokens: number;

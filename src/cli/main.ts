@@ -11,6 +11,7 @@ Commands:
   start                  run the example platform (simulated engines) on this machine
   gateway --config <p>   run the gateway (OpenAI API on :8080 by default)
   sim                    run simulated vLLM/SGLang engine replicas
+  bench <scenario>       replay a workload against tokengate and baseline routers, and report
   config validate <path> check a config file or folder
   route explain ...      show which pool a request would go to, and why
   help                   this text
@@ -24,6 +25,7 @@ const commands: Record<string, () => Promise<Command>> = {
   start: async () => runStartCommand,
   sim: async () => runSimCommand,
   gateway: async () => (await import("./gateway.js")).runGatewayCommand,
+  bench: async () => (await import("./bench.js")).runBenchCommand,
   config: async () => (await import("./config.js")).runConfigCommand,
   route: async () => (await import("./route.js")).runRouteCommand,
 };

@@ -1,0 +1,742 @@
+// The gateway's overhead (issue 3): two `instant` engines reached directly, through tokengate and through
+// nginx (least_conn), measured one path after another in one run — added latency at a fixed 1,000 req/s,
+// maximum throughput, and the streaming relay's events per CPU-second. Reports go to bench-results/.
+
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Agent, request } from "undici";
+import { type Child, cpuSeconds, startTokengate, treeCpuSeconds } from "./child-process.js";
+import { runClosedLoop, runOpenLoop, timedRequest } from "./load.js";
+import { type RunningNginx, startNginx } from "./nginx.js";
+import { percentile, round } from "./stats.js";
+import { makeAgent, streamCompletion } from "./stream-client.js";
+
+export interface OverheadOptions {
+  outDir: string;
+  quick: boolean;
+}
+
+type PathName = "direct" | "tokengate" | "nginx";
+
+/** One way to the engines; `routerCpu` is null for direct (nothing in between). */
+interface PathUnderTest {
+  name: PathName;
+  urls: string[];
+  routerCpu: (() => number) | null;
+}
+
+interface CpuFigures {
+  /** Wall-clock seconds the figures cover. */
+  seconds: number;
+  /** CPU seconds each process used during them. */
+  client_s: number;
+  engines_s: number;
+  router_s: number | null;
+  /** Everything else on the machine: other work competing for the same cores. */
+  others_s: number;
+}
+
+const MODEL = "m";
+const RATE = 1000;
+const CONCURRENCY = 64;
+const RELAY_TOKENS = 2000;
+/**
+ * Keep-alive connections per origin, as a real client's pool has. An unbounded pool turns any stall of
+ * the path into a burst of new connections that overflows the listen queue (SYNs dropped, retried after
+ * 1, 3, 7 s), which then measures the kernel's SYN back-off rather than the path; with a bound, requests
+ * wait in the client's queue instead, and that wait is counted in their latency.
+ */
+const CLIENT_CONNECTIONS = 128;
+/** A measurement during which other work used more than this many cores is repeated (at most twice). */
+const MAX_OTHER_CORES = 0.25;
+const MAX_ATTEMPTS = 3;
+const TARGETS = { addedP99Ms: 2, throughputVsNginx: 0.35, relayEventsPerCpuS: 30_000 };
+const PROMPT = [
+  { role: "user", content: "Summarize: the printer on floor 3 is out of toner again, third time." },
+];
+const SMALL = JSON.stringify({ model: MODEL, messages: PROMPT, max_tokens: 16 });
+
+type ByPath<T> = Partial<Record<PathName, T>>;
+type Repeated<T> = T & Attempts;
+type LatencyFigures = Repeated<Awaited<ReturnType<typeof latencyRun>>>;
+type StreamingFigures = Repeated<Awaited<ReturnType<typeof streamingRun>>>;
+type ThroughputFigures = Repeated<Awaited<ReturnType<typeof throughputRun>>>;
+type RelayFigures = Repeated<Awaited<ReturnType<typeof relayRun>>>;
+
+export interface Target {
+  name: string;
+  target: string;
+  measured: number | null;
+  unit: string;
+  /** null when it could not be measured (nginx missing). */
+  met: boolean | null;
+}
+
+export interface OverheadReport {
+  benchmark: "overhead";
+  quick: boolean;
+  machine: Record<string, string | number>;
+  setup: Record<string, string | number>;
+  latency: ByPath<LatencyFigures>;
+  streaming: ByPath<StreamingFigures>;
+  throughput: ByPath<ThroughputFigures>;
+  relay: ByPath<RelayFigures>;
+  targets: Target[];
+}
+
+/** Runs the whole comparison, writes overhead.json and overhead.md under `outDir`, prints the Markdown. */
+export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport> {
+  const seconds = opts.quick ? 3 : 10;
+  const tmp = mkdtempSync(join(tmpdir(), "tokengate-overhead-"));
+  const children: Child[] = [];
+  let nginx: RunningNginx | null = null;
+  try {
+    const sim = await startTokengate(
+      ["sim", "--replicas", "2", "--port", "0", "--profile", "instant", "--model", MODEL],
+      /simulated replica\(s\)/,
+    );
+    children.push(sim);
+    const engines = [...new Set(sim.output().match(/http:\/\/[\d.]+:\d+/g) ?? [])];
+    writeGatewayConfig(tmp, engines);
+    // Request logs are written (serialised, batched, flushed) as in production, to /dev/null.
+    const gw = await startTokengate(
+      ["gateway", "--config", tmp, "--port", "0", "--log", "/dev/null"],
+      /listening on http:\/\/[\d.]+:\d+/,
+    );
+    children.push(gw);
+    const gwUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
+    const ng = await startNginx({ upstreams: engines, balance: "least_conn" });
+    if (!("skipped" in ng)) nginx = ng;
+    const paths: PathUnderTest[] = [
+      { name: "direct", urls: engines, routerCpu: null },
+      { name: "tokengate", urls: [gwUrl], routerCpu: () => cpuSeconds(gw.pid) },
+    ];
+    if (nginx) paths.push({ name: "nginx", urls: [nginx.url], routerCpu: () => treeCpuSeconds(nginx!.pid) });
+    const cpu = (p: PathUnderTest) => cpuMeter(sim.pid, p);
+
+    const log = (s: string) => process.stderr.write(`  ${s}\n`);
+    const loadBefore = loadavg()[0]!;
+    // Freshly started processes run cold (unoptimised) code; each path first carries traffic that is not counted.
+    for (const p of paths) await warmUp(p);
+    const latency: ByPath<LatencyFigures> = {};
+    const streaming: ByPath<StreamingFigures> = {};
+    const throughput: ByPath<ThroughputFigures> = {};
+    const relay: ByPath<RelayFigures> = {};
+    for (const p of paths) {
+      const r = await leastContended(() => latencyRun(p, seconds, cpu(p)));
+      latency[p.name] = r;
+      log(
+        `${p.name.padEnd(9)} ${RATE} req/s non-streaming: p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms`,
+      );
+    }
+    for (const p of paths) {
+      const r = await leastContended(() => streamingRun(p, seconds, cpu(p)));
+      streaming[p.name] = r;
+      log(
+        `${p.name.padEnd(9)} ${RATE} req/s streaming: TTFT p99 ${r.ttft_ms.p99} ms, e2e p99 ${r.e2e_ms.p99} ms`,
+      );
+    }
+    for (const p of paths) {
+      const r = await leastContended(() => throughputRun(p, seconds, cpu(p)));
+      throughput[p.name] = r;
+      log(`${p.name.padEnd(9)} closed loop ×${CONCURRENCY}: ${r.rps} req/s`);
+    }
+    for (const p of paths) {
+      const r = await leastContended(() => relayRun(p, seconds, cpu(p)));
+      relay[p.name] = r;
+      log(
+        `${p.name.padEnd(9)} relay: ${r.events_per_s} events/s, ${r.events_per_router_cpu_s ?? "-"} per router CPU-s`,
+      );
+    }
+    const report: OverheadReport = {
+      benchmark: "overhead",
+      quick: opts.quick,
+      machine: {
+        cpus: cpus().length,
+        cpu_model: cpus()[0]?.model ?? "unknown",
+        node: process.version,
+        nginx: nginx ? "found" : (ng as { skipped: string }).skipped,
+        load_average_1m_before: round(loadBefore, 2),
+        load_average_1m_after: round(loadavg()[0]!, 2),
+      },
+      setup: {
+        engines: "2 replicas, profile instant, one `tokengate sim` child process",
+        tokengate: "`tokengate gateway` child process, anonymous auth, request log to /dev/null",
+        nginx: "nginx least_conn, 1 worker, keepalive 256, no buffering, no access log",
+        client: `this process: undici Agent with ${CLIENT_CONNECTIONS} keep-alive connections per origin, open loop (constant arrivals) or closed loop`,
+        request: `chat completion, ${PROMPT[0]!.content.length}-character prompt, max_tokens 16`,
+        measured_seconds: seconds,
+        warmup_seconds: 1,
+        process_warmup:
+          "before any measurement, 3 s of closed-loop traffic (non-streaming, then streaming) through each path",
+      },
+      latency,
+      streaming,
+      throughput,
+      relay,
+      targets: targets(latency, streaming, throughput, relay),
+    };
+    mkdirSync(opts.outDir, { recursive: true });
+    writeFileSync(join(opts.outDir, "overhead.json"), `${JSON.stringify(report, null, 2)}\n`);
+    const md = markdown(report);
+    writeFileSync(join(opts.outDir, "overhead.md"), md);
+    process.stdout.write(`${md}\n`);
+    return report;
+  } finally {
+    if (nginx) await nginx.stop();
+    for (const c of children.reverse()) await c.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function writeGatewayConfig(dir: string, engines: string[]): void {
+  writeFileSync(
+    join(dir, "pools.yaml"),
+    `apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: bench }
+spec:
+  engine: vllm
+  model: ${MODEL}
+  endpoints: [${engines.map((e) => `"${e}"`).join(", ")}]
+`,
+  );
+  writeFileSync(
+    join(dir, "route.yaml"),
+    `apiVersion: ai.example.com/v1alpha1
+kind: InferenceRoute
+metadata:
+  name: bench-route
+  annotations:
+    ai.example.com/route-config-version: "bench-1"
+spec:
+  modelAliases:
+    ${MODEL}:
+      defaultPool: bench
+      pools:
+        - { name: bench, maxInputTokens: 100000, maxOutputTokens: 4096, maxQueueMs: 10000, priority: 100 }
+`,
+  );
+  writeFileSync(
+    join(dir, "gateway.yaml"),
+    `apiVersion: tokengate.dev/v1alpha1
+kind: GatewayConfig
+metadata: { name: bench }
+spec:
+  listen: { host: 127.0.0.1, port: 0 }
+  auth: { allowAnonymous: true }
+  timeouts: { connectMs: 1000, firstByteMs: 30000, idleMs: 30000, totalMs: 600000 }
+  retry: { maxAttempts: 2, budgetPercent: 10 }
+`,
+  );
+}
+
+/**
+ * Counts CPU of the client (this process), the engines and the router, and of everything else on the
+ * machine (other work competing for the same cores); `read()` gives the use since the last `reset()`.
+ */
+function cpuMeter(simPid: number, p: PathUnderTest): { reset(): void; read(): CpuFigures } {
+  const now = () => ({
+    at: performance.now(),
+    machine: machineBusySeconds(),
+    client: process.cpuUsage(),
+    engines: cpuSeconds(simPid),
+    router: p.routerCpu ? p.routerCpu() : null,
+  });
+  let t0 = now();
+  return {
+    reset: () => {
+      t0 = now();
+    },
+    read: () => {
+      const t1 = now();
+      const c = process.cpuUsage(t0.client);
+      const client = (c.user + c.system) / 1e6;
+      const engines = t1.engines - t0.engines;
+      const router = t1.router === null ? null : t1.router - t0.router!;
+      const others = t1.machine - t0.machine - client - engines - (router ?? 0);
+      return {
+        seconds: round((t1.at - t0.at) / 1000, 2),
+        client_s: round(client, 2),
+        engines_s: round(engines, 2),
+        router_s: router === null ? null : round(router, 2),
+        others_s: round(Math.max(0, others), 2),
+      };
+    },
+  };
+}
+
+/** Busy CPU seconds of the whole machine since boot, from the first line of /proc/stat. */
+function machineBusySeconds(): number {
+  const f = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0); // user..steal; guest time is inside user
+  return (total - f[3]! - f[4]!) / 100; // minus idle and iowait; USER_HZ is 100
+}
+
+interface Attempts {
+  attempts: number;
+  /** Other work's CPU (cores) during attempts that were repeated because of it. */
+  discarded_other_cores: number[];
+}
+
+const otherCores = (c: CpuFigures) => c.others_s / Math.max(0.001, c.seconds);
+
+/**
+ * On a shared machine a burst of unrelated work can starve one path's processes for seconds; such a
+ * measurement says nothing about the path. Repeats it while other work used more than
+ * MAX_OTHER_CORES (judged on that alone, never on the result), and keeps the least disturbed attempt.
+ */
+async function leastContended<T extends { cpu: CpuFigures }>(run: () => Promise<T>): Promise<T & Attempts> {
+  const tries: T[] = [];
+  let best = 0;
+  while (tries.length < MAX_ATTEMPTS) {
+    const r = await run();
+    tries.push(r);
+    if (otherCores(r.cpu) < otherCores(tries[best]!.cpu)) best = tries.length - 1;
+    if (otherCores(r.cpu) <= MAX_OTHER_CORES) break;
+  }
+  const discarded = tries.filter((_, i) => i !== best).map((t) => round(otherCores(t.cpu), 2));
+  return { ...tries[best]!, attempts: tries.length, discarded_other_cores: discarded };
+}
+
+async function warmUp(p: PathUnderTest): Promise<void> {
+  const agent = makeAgent(64);
+  const stream = { model: MODEL, messages: PROMPT, max_tokens: 16 };
+  const url = (seq: number) => urlOf(p, seq);
+  await runClosedLoop({
+    concurrency: 16,
+    durationMs: 1500,
+    send: (_c, seq) => timedRequest(`${url(seq)}/v1/chat/completions`, SMALL, agent),
+  });
+  await runClosedLoop({
+    concurrency: 16,
+    durationMs: 1500,
+    send: (_c, seq) => streamCompletion(url(seq), stream, { agent }),
+  });
+  await agent.close();
+}
+
+const urlOf = (p: PathUnderTest, seq: number) => p.urls[seq % p.urls.length]!;
+
+function q(values: number[]): { p50: number; p90: number; p99: number; max: number } {
+  return {
+    p50: round(percentile(values, 50), 2),
+    p90: round(percentile(values, 90), 2),
+    p99: round(percentile(values, 99), 2),
+    max: round(percentile(values, 100), 2),
+  };
+}
+
+/** Router CPU per request in µs; null for direct. */
+const usPerRequest = (cpu: CpuFigures, n: number) =>
+  cpu.router_s === null || n === 0 ? null : round((cpu.router_s * 1e6) / n, 0);
+
+async function latencyRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
+  const agent = makeAgent(CLIENT_CONNECTIONS);
+  const r = await runOpenLoop({
+    ratePerSec: RATE,
+    warmupMs: 1000,
+    durationMs: seconds * 1000,
+    maxOutstanding: 2 * RATE,
+    onMeasureStart: cpu.reset,
+    send: (seq) => timedRequest(`${urlOf(p, seq)}/v1/chat/completions`, SMALL, agent),
+  });
+  const used = cpu.read();
+  await agent.close();
+  const ok = r.results.filter((x) => !x.error);
+  return {
+    offered_rps: RATE,
+    sent: r.results.length,
+    errors: r.results.length - ok.length,
+    error_sample: r.results.find((x) => x.error)?.error ?? null,
+    dropped: r.dropped,
+    achieved_rps: round(ok.length / (r.elapsedMs / 1000), 1),
+    latency_ms: q(ok.map((x) => x.ms)),
+    generator_late_ms: { p50: round(percentile(r.lateMs, 50), 2), p99: round(percentile(r.lateMs, 99), 2) },
+    cpu: used,
+    router_cpu_us_per_request: usPerRequest(used, ok.length),
+  };
+}
+
+async function streamingRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
+  const agent = makeAgent(CLIENT_CONNECTIONS);
+  const body = { model: MODEL, messages: PROMPT, max_tokens: 16 };
+  const r = await runOpenLoop({
+    ratePerSec: RATE,
+    warmupMs: 1000,
+    durationMs: seconds * 1000,
+    maxOutstanding: 2 * RATE,
+    onMeasureStart: cpu.reset,
+    send: (seq) => streamCompletion(urlOf(p, seq), body, { agent }),
+  });
+  const used = cpu.read();
+  await agent.close();
+  const ok = r.results.filter((x) => !x.error && x.contentFrames === 16);
+  return {
+    offered_rps: RATE,
+    sent: r.results.length,
+    errors: r.results.length - ok.length,
+    error_sample: r.results.find((x) => x.error)?.error ?? null,
+    dropped: r.dropped,
+    achieved_rps: round(ok.length / (r.elapsedMs / 1000), 1),
+    ttft_ms: q(ok.map((x) => x.ttftMs)),
+    e2e_ms: q(ok.map((x) => x.e2eMs)),
+    generator_late_ms: { p50: round(percentile(r.lateMs, 50), 2), p99: round(percentile(r.lateMs, 99), 2) },
+    cpu: used,
+    router_cpu_us_per_request: usPerRequest(used, ok.length),
+  };
+}
+
+async function throughputRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
+  const agent = makeAgent(CLIENT_CONNECTIONS);
+  const r = await runClosedLoop({
+    concurrency: CONCURRENCY,
+    warmupMs: 1000,
+    onMeasureStart: cpu.reset,
+    durationMs: seconds * 1000,
+    send: (_c, seq) => timedRequest(`${urlOf(p, seq)}/v1/chat/completions`, SMALL, agent),
+  });
+  const used = cpu.read();
+  await agent.close();
+  const ok = r.results.filter((x) => !x.error);
+  return {
+    concurrency: CONCURRENCY,
+    completed: ok.length,
+    errors: r.results.length - ok.length,
+    error_sample: r.results.find((x) => x.error)?.error ?? null,
+    rps: round(ok.length / (r.elapsedMs / 1000), 0),
+    latency_ms: q(ok.map((x) => x.ms)),
+    cpu: used,
+    router_cpu_us_per_request: usPerRequest(used, ok.length),
+    router_cores: used.router_s === null ? null : round(used.router_s / (r.elapsedMs / 1000), 2),
+  };
+}
+
+/**
+ * Long streams, `CONCURRENCY` at a time, each restarted when it ends. SSE events are counted as bytes
+ * arrive (a blank line ends each one), so the window [warm-up, warm-up + seconds] sees steady state.
+ */
+async function relayRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
+  const agent = makeAgent(CLIENT_CONNECTIONS);
+  const body = JSON.stringify({
+    model: MODEL,
+    messages: PROMPT,
+    max_tokens: RELAY_TOKENS,
+    ignore_eos: true,
+    stream: true,
+  });
+  const counter: RelayCounter = { events: 0, chunks: 0, streams: 0, errors: 0, error: null };
+  let stop = false;
+  const client = async (c: number) => {
+    for (let seq = c; !stop; seq += CONCURRENCY) await relayStream(urlOf(p, seq), body, agent, counter);
+  };
+  const clients = Array.from({ length: CONCURRENCY }, (_, c) => client(c));
+  await sleep(1000);
+  cpu.reset();
+  const e0 = counter.events;
+  const k0 = counter.chunks;
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const events = counter.events - e0;
+  const chunks = counter.chunks - k0;
+  const elapsed = (performance.now() - t0) / 1000;
+  const used = cpu.read();
+  stop = true;
+  await Promise.all(clients);
+  await agent.close();
+  return {
+    concurrency: CONCURRENCY,
+    max_tokens: RELAY_TOKENS,
+    streams_completed: counter.streams,
+    errors: counter.errors,
+    error_sample: counter.error,
+    events_per_s: round(events / elapsed, 0),
+    /** Events arrive coalesced in reads; more per read means less work per event for every hop. */
+    events_per_client_read: round(events / Math.max(1, chunks), 1),
+    cpu: used,
+    router_cores: used.router_s === null ? null : round(used.router_s / elapsed, 2),
+    events_per_router_cpu_s: used.router_s ? round(events / used.router_s, 0) : null,
+    events_per_engine_cpu_s: used.engines_s ? round(events / used.engines_s, 0) : null,
+  };
+}
+
+interface RelayCounter {
+  events: number;
+  chunks: number;
+  streams: number;
+  errors: number;
+  error: string | null;
+}
+
+const FRAME_END = Buffer.from("\n\n");
+const DONE = Buffer.from("data: [DONE]");
+
+async function relayStream(url: string, body: string, agent: Agent, counter: RelayCounter): Promise<void> {
+  const fail = (e: string) => {
+    counter.errors++;
+    counter.error ??= e;
+  };
+  try {
+    const res = await request(`${url}/v1/chat/completions`, {
+      method: "POST",
+      dispatcher: agent,
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    if (res.statusCode !== 200)
+      return fail(`HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}`);
+    let lastByte = 0;
+    let tail: Buffer = Buffer.alloc(0);
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      counter.chunks++;
+      if (lastByte === 10 && chunk[0] === 10) counter.events++;
+      for (let i = chunk.indexOf(FRAME_END); i >= 0; i = chunk.indexOf(FRAME_END, i + 2)) counter.events++;
+      lastByte = chunk[chunk.length - 1] ?? lastByte;
+      tail =
+        chunk.length >= 32 ? chunk.subarray(chunk.length - 32) : Buffer.concat([tail, chunk]).subarray(-32);
+    }
+    if (tail.indexOf(DONE) < 0) return fail("stream ended without [DONE]");
+    counter.streams++;
+  } catch (err) {
+    fail((err as Error).message);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function targets(
+  latency: ByPath<LatencyFigures>,
+  streaming: ByPath<StreamingFigures>,
+  throughput: ByPath<ThroughputFigures>,
+  relay: ByPath<RelayFigures>,
+): Target[] {
+  const added = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? null : round(a - b, 2);
+  const atMost = (v: number | null, max: number) => (v === null ? null : v <= max);
+  const atLeast = (v: number | null, min: number) => (v === null ? null : v >= min);
+  const nonStream = added(latency.tokengate?.latency_ms.p99, latency.direct?.latency_ms.p99);
+  const ttft = added(streaming.tokengate?.ttft_ms.p99, streaming.direct?.ttft_ms.p99);
+  const e2e = added(streaming.tokengate?.e2e_ms.p99, streaming.direct?.e2e_ms.p99);
+  const ratio =
+    throughput.tokengate && throughput.nginx
+      ? round(throughput.tokengate.rps / throughput.nginx.rps, 3)
+      : null;
+  const perCpu = relay.tokengate?.events_per_router_cpu_s ?? null;
+  const max = `≤ ${TARGETS.addedP99Ms} ms`;
+  return [
+    {
+      name: "added p99, non-streaming, 1,000 req/s",
+      target: max,
+      measured: nonStream,
+      unit: "ms",
+      met: atMost(nonStream, TARGETS.addedP99Ms),
+    },
+    {
+      name: "added p99 TTFT, streaming, 1,000 req/s",
+      target: max,
+      measured: ttft,
+      unit: "ms",
+      met: atMost(ttft, TARGETS.addedP99Ms),
+    },
+    {
+      name: "added p99 end-to-end, streaming, 1,000 req/s",
+      target: max,
+      measured: e2e,
+      unit: "ms",
+      met: atMost(e2e, TARGETS.addedP99Ms),
+    },
+    {
+      name: "max throughput, tokengate ÷ nginx",
+      target: `≥ ${TARGETS.throughputVsNginx}`,
+      measured: ratio,
+      unit: "",
+      met: atLeast(ratio, TARGETS.throughputVsNginx),
+    },
+    {
+      name: "streaming relay, SSE events per gateway CPU-second",
+      target: `≥ ${TARGETS.relayEventsPerCpuS}`,
+      measured: perCpu,
+      unit: "events",
+      met: atLeast(perCpu, TARGETS.relayEventsPerCpuS),
+    },
+  ];
+}
+
+const PATHS: PathName[] = ["direct", "tokengate", "nginx"];
+
+function markdown(r: OverheadReport): string {
+  const v = (x: number | null | undefined) => (x === null || x === undefined ? "–" : String(x));
+  const plus = (x: number | undefined, base: number | undefined, name: PathName) =>
+    name === "direct" || x === undefined || base === undefined
+      ? "–"
+      : `${x >= base ? "+" : ""}${round(x - base, 2)}`;
+  const table = (head: string[], rows: string[][]) =>
+    [
+      `| ${head.join(" | ")} |`,
+      `|${head.map(() => "---").join("|")}|`,
+      ...rows.map((row) => `| ${row.join(" | ")} |`),
+    ].join("\n");
+  // CPU as cores busy over the measured period: router, engines, client, everything else on the machine.
+  const cpuHead = ["router cores", "engines cores", "client cores", "other cores"];
+  const cores = (c: CpuFigures) =>
+    [c.router_s, c.engines_s, c.client_s, c.others_s].map((x) =>
+      v(x === null ? null : round(x / c.seconds, 2)),
+    );
+  const present = PATHS.filter((p) => r.latency[p]);
+  const dl = r.latency.direct;
+  const ds = r.streaming.direct;
+  const busiest = Math.max(
+    ...[r.latency, r.streaming, r.throughput, r.relay].flatMap((by) =>
+      Object.values(by).map((x) => x.cpu.others_s / x.cpu.seconds),
+    ),
+  );
+  const repeated = [r.latency, r.streaming, r.throughput, r.relay].reduce(
+    (n, by) => n + Object.values(by).reduce((m, x) => m + x.attempts - 1, 0),
+    0,
+  );
+  const contended = [
+    ...(repeated > 0
+      ? [
+          `${repeated} measurement(s) were repeated because other work used more than ${MAX_OTHER_CORES} cores ` +
+            "during them (the JSON lists each discarded attempt's other load).",
+        ]
+      : []),
+    ...(busiest > MAX_OTHER_CORES
+      ? [
+          `**Contended run:** even the least disturbed attempt of a measurement had ${round(busiest, 2)} cores ` +
+            'of other work (column "other cores"); its figures are pessimistic and noisy.',
+        ]
+      : []),
+  ];
+  if (contended.length > 0) contended.push("");
+  const lines = [
+    `# Gateway overhead${r.quick ? " (quick run)" : ""}`,
+    "",
+    `Engines: ${r.setup.engines}. Request: ${r.setup.request}. Each path is measured for ${r.setup.measured_seconds} s ` +
+      "after a 1 s warm-up, one path after another in the same run; before any measurement every path carried 3 s of traffic so that no process runs cold code. " +
+      `Client: ${r.setup.client}.`,
+    "",
+    `Machine: ${r.machine.cpus} × ${r.machine.cpu_model}, Node ${r.machine.node}, nginx ${r.machine.nginx}; ` +
+      `load average ${r.machine.load_average_1m_before} before, ${r.machine.load_average_1m_after} after. ` +
+      "The load generator, the engines, the gateway and nginx share these cores, so each figure includes contention " +
+      'with the engines and the client; "other cores" is CPU used by anything else on the machine during the run.',
+    "",
+    ...contended,
+    "## Targets",
+    "",
+    table(
+      ["target", "goal", "measured", "met"],
+      r.targets.map((t) => [
+        t.name,
+        t.target,
+        `${v(t.measured)}${t.unit && t.measured !== null ? ` ${t.unit}` : ""}`,
+        t.met === null ? "not measured" : t.met ? "yes" : "**no**",
+      ]),
+    ),
+    "",
+    `## Non-streaming at ${RATE} req/s (open loop, constant arrivals)`,
+    "",
+    table(
+      [
+        "path",
+        "req/s",
+        "errors + dropped",
+        "p50 ms",
+        "p99 ms",
+        "added p50",
+        "added p99",
+        "router CPU µs/req",
+        ...cpuHead,
+      ],
+      present.map((p) => {
+        const x = r.latency[p]!;
+        return [
+          p,
+          v(x.achieved_rps),
+          v(x.errors + x.dropped),
+          v(x.latency_ms.p50),
+          v(x.latency_ms.p99),
+          plus(x.latency_ms.p50, dl?.latency_ms.p50, p),
+          plus(x.latency_ms.p99, dl?.latency_ms.p99, p),
+          v(x.router_cpu_us_per_request),
+          ...cores(x.cpu),
+        ];
+      }),
+    ),
+    "",
+    `## Streaming at ${RATE} req/s (16 tokens each; times in ms)`,
+    "",
+    table(
+      [
+        "path",
+        "req/s",
+        "errors + dropped",
+        "TTFT p50",
+        "TTFT p99",
+        "e2e p50",
+        "e2e p99",
+        "added TTFT p99",
+        "added e2e p99",
+        ...cpuHead,
+      ],
+      present.map((p) => {
+        const x = r.streaming[p]!;
+        return [
+          p,
+          v(x.achieved_rps),
+          v(x.errors + x.dropped),
+          v(x.ttft_ms.p50),
+          v(x.ttft_ms.p99),
+          v(x.e2e_ms.p50),
+          v(x.e2e_ms.p99),
+          plus(x.ttft_ms.p99, ds?.ttft_ms.p99, p),
+          plus(x.e2e_ms.p99, ds?.e2e_ms.p99, p),
+          ...cores(x.cpu),
+        ];
+      }),
+    ),
+    "",
+    `## Maximum throughput (closed loop, ${CONCURRENCY} clients, non-streaming)`,
+    "",
+    table(
+      ["path", "req/s", "errors", "p50 ms", "p99 ms", "router CPU µs/req", ...cpuHead],
+      present.map((p) => {
+        const x = r.throughput[p]!;
+        return [
+          p,
+          v(x.rps),
+          v(x.errors),
+          v(x.latency_ms.p50),
+          v(x.latency_ms.p99),
+          v(x.router_cpu_us_per_request),
+          ...cores(x.cpu),
+        ];
+      }),
+    ),
+    "",
+    `## Streaming relay (${CONCURRENCY} concurrent streams of ${RELAY_TOKENS} tokens)`,
+    "",
+    table(
+      ["path", "SSE events/s", "errors", "events per router CPU-s", "events per client read", ...cpuHead],
+      present.map((p) => {
+        const x = r.relay[p]!;
+        return [
+          p,
+          v(x.events_per_s),
+          v(x.errors),
+          v(x.events_per_router_cpu_s),
+          v(x.events_per_client_read),
+          ...cores(x.cpu),
+        ];
+      }),
+    ),
+    "",
+    "Added latency is the difference of the percentiles (path − direct), not a percentile of per-request " +
+      "differences. Router CPU is the gateway process, or nginx's master and worker, from /proc.",
+    "",
+  ];
+  return lines.join("\n");
+}

@@ -1,0 +1,193 @@
+// report.md: one benchmark run as a person reads it — seed 004's acceptance table first, then latency
+// per request class, throughput and load balance, routers that did not run, and the charts.
+
+import type { BenchResults, RouterResult } from "../results.js";
+import { type AcceptanceTarget, meetsTarget, SEED_004_TARGETS } from "./acceptance-targets.js";
+import { formatCount, formatMs, formatNumber, formatRate } from "./format.js";
+import { figuresRight, mdTable } from "./md-table.js";
+import { orderClasses } from "./request-classes.js";
+
+export interface ReportOptions {
+  /** Chart files beside report.md, linked in this order. */
+  charts?: string[];
+  /** Extra remarks about this report (e.g. that results.json left out the per-request samples). */
+  notes?: string[];
+}
+
+/**
+ * Renders report.md for one run.
+ * @example writeFileSync("report.md", renderReport(results, { charts: ["ttft-cdf.svg"] }))
+ */
+export function renderReport(results: BenchResults, opts: ReportOptions = {}): string {
+  const ran = okRouters(results);
+  const sections = [
+    header(results),
+    routerList(results),
+    acceptanceSection(results, ran),
+    classSections(ran),
+    throughputSection(ran),
+    endpointSection(ran),
+    chartSection(opts.charts ?? []),
+    opts.notes?.length ? `## Notes\n\n${opts.notes.map((n) => `- ${n}`).join("\n")}` : "",
+  ];
+  return `${sections.filter((s) => s !== "").join("\n\n")}\n`;
+}
+
+type Ran = [name: string, result: RouterResult][];
+
+function okRouters(results: BenchResults): Ran {
+  return Object.entries(results.routers).filter(([, r]) => r.status === "ok");
+}
+
+function routerTitle(name: string, r: RouterResult): string {
+  return r.topology ? `${name} (${r.topology})` : name;
+}
+
+function header(results: BenchResults): string {
+  const mode = results.quick ? "quick (a short CI smoke run; figures are indicative)" : "full";
+  const facts = [
+    `- **Date:** ${results.date}`,
+    `- **Seed:** ${results.seed}`,
+    `- **Run:** ${mode}`,
+    `- **Requests:** ${formatCount(results.requests)} in the workload, replayed under each router`,
+  ];
+  return `# Benchmark report: ${results.scenario}\n\n${results.description}\n\n${facts.join("\n")}`;
+}
+
+function routerList(results: BenchResults): string {
+  const lines = Object.entries(results.routers).map(([name, r]) => {
+    const where = r.topology ? ` on \`${r.topology}\`` : "";
+    if (r.status === "ok") return `- **${name}**${where}: ran`;
+    return `- **${name}**${where}: **${r.status}** — ${reasonText(r)}`;
+  });
+  return `## Routers\n\n${lines.length ? lines.join("\n") : "No routers in this run."}`;
+}
+
+/** A reason on one line: it may be an engine's or nginx's multi-line stderr. */
+function reasonText(r: RouterResult): string {
+  return r.reason?.trim().replace(/\s+/g, " ") || "no reason recorded";
+}
+
+function notRunLine(results: BenchResults): string {
+  const missing = Object.entries(results.routers).filter(([, r]) => r.status !== "ok");
+  if (missing.length === 0) return "";
+  const names = missing.map(([name, r]) => `${name} (${r.status}: ${reasonText(r)})`);
+  return `\n\nNot in the tables below, because they did not run: ${names.join("; ")}.`;
+}
+
+function formatFigure(t: AcceptanceTarget, value: number | null | undefined): string {
+  return t.unit === "ms" ? formatMs(value) : formatRate(value);
+}
+
+function acceptanceSection(results: BenchResults, ran: Ran): string {
+  const intro =
+    "Seed 004's acceptance table (验收标准). *Before* is the seed's figure before its change. " +
+    "✓ meets the target, ✗ misses it; n/a means the router does not measure it " +
+    "(the nginx baselines keep no route log and classify no tasks)." +
+    notRunLine(results);
+  if (ran.length === 0) return `## Seed 004 acceptance\n\n${intro}\n\nNo router completed a run.`;
+  const rows = SEED_004_TARGETS.map((t) => {
+    const cells = ran.map(([, r]) => {
+      const value = r.acceptance?.[t.key];
+      const verdict = meetsTarget(t, value);
+      return verdict === null ? "n/a" : `${formatFigure(t, value)} ${verdict ? "✓" : "✗"}`;
+    });
+    const target = `${t.bound === "below" ? "<" : ">"} ${formatFigure(t, t.target)}`;
+    return [t.label, formatFigure(t, t.before), target, ...cells];
+  });
+  const head = ["Figure", "Before", "Target", ...ran.map(([n, r]) => routerTitle(n, r))];
+  const align = figuresRight(head.length);
+  return `## Seed 004 acceptance\n\n${intro}\n\n${mdTable(head, rows, align)}`;
+}
+
+function classNames(ran: Ran): string[] {
+  return orderClasses(ran.flatMap(([, r]) => Object.keys(r.classes)));
+}
+
+function classSections(ran: Ran): string {
+  const classes = classNames(ran);
+  if (classes.length === 0) return "";
+  const head = [
+    "Router",
+    "Requests",
+    "Errors",
+    "TTFT P50",
+    "TTFT P90",
+    "TTFT P99",
+    "E2E P50",
+    "E2E P90",
+    "E2E P99",
+  ];
+  const align = figuresRight(head.length);
+  const tables = classes.map((cls) => {
+    const rows = ran.flatMap(([name, r]) => {
+      const c = r.classes[cls];
+      if (!c) return [];
+      const q = [c.ttft_ms.p50, c.ttft_ms.p90, c.ttft_ms.p99, c.e2e_ms.p50, c.e2e_ms.p90, c.e2e_ms.p99];
+      return [[routerTitle(name, r), formatCount(c.count), formatCount(c.errors), ...q.map(formatMs)]];
+    });
+    return `### ${cls}\n\n${mdTable(head, rows, align)}`;
+  });
+  return `## Latency per request class\n\nClient-side: TTFT to the first content token, E2E to the end of the reply.\n\n${tables.join("\n\n")}`;
+}
+
+function throughputSection(ran: Ran): string {
+  if (ran.length === 0) return "";
+  const head = [
+    "Router",
+    "Throughput",
+    "Output",
+    "Errors",
+    "Prefix-cache hit rate",
+    "Endpoint load max/mean",
+    "Duration",
+  ];
+  const rows = ran.map(([name, r]) => [
+    routerTitle(name, r),
+    `${formatNumber(r.throughput_rps, 2)} req/s`,
+    `${formatNumber(r.output_tokens_per_s, 0)} tok/s`,
+    formatCount(r.errors),
+    formatRate(r.prefix_cache_hit_rate),
+    r.endpoint_load_max_over_mean === null ? "n/a" : `${formatNumber(r.endpoint_load_max_over_mean, 2)}×`,
+    `${formatNumber(r.duration_s, 0)} s`,
+  ]);
+  const align = figuresRight(head.length);
+  const why =
+    "Endpoint load max/mean: the busiest endpoint's requests over the mean of its group of replicas, " +
+    "for the most uneven group (1.00× is perfectly even).";
+  return `## Throughput and load\n\n${why}\n\n${mdTable(head, rows, align)}`;
+}
+
+function endpointSection(ran: Ran): string {
+  const withEndpoints = ran.filter(([, r]) => r.endpoints.length > 0);
+  if (withEndpoints.length === 0) return "";
+  const head = ["Endpoint", "Group", "Requests", "Share", "Prompt tokens", "Generated tokens"];
+  const align = figuresRight(head.length, 2);
+  const tables = withEndpoints.map(([name, r]) => {
+    const total = r.endpoints.reduce((s, e) => s + e.requests, 0);
+    const rows = r.endpoints.map((e) => [
+      e.endpoint,
+      e.group,
+      formatCount(e.requests),
+      formatRate(total > 0 ? e.requests / total : null),
+      formatCount(e.prompt_tokens),
+      formatCount(e.generation_tokens),
+    ]);
+    return `### ${routerTitle(name, r)}\n\n${mdTable(head, rows, align)}`;
+  });
+  return `## Load per endpoint\n\n${tables.join("\n\n")}`;
+}
+
+function chartCaption(file: string): string {
+  const base = file.replace(/^.*\//, "").replace(/\.svg$/, "");
+  if (base === "ttft-cdf") return "TTFT distribution per router and request class";
+  if (base.startsWith("queue-")) return `Engine waiting queue per endpoint: ${base.slice("queue-".length)}`;
+  if (base.startsWith("kv-")) return `KV-cache use per endpoint: ${base.slice("kv-".length)}`;
+  return base;
+}
+
+function chartSection(charts: string[]): string {
+  if (charts.length === 0) return "";
+  const items = charts.map((f) => `### ${chartCaption(f)}\n\n![${chartCaption(f)}](${encodeURI(f)})`);
+  return `## Charts\n\n${items.join("\n\n")}`;
+}

@@ -1,0 +1,83 @@
+// The shape of results.json, stable so scripts can compare runs. Documented in the README ("Benchmark
+// results"); add fields, never rename or remove them.
+
+export interface LatencyQuantiles {
+  p50: number | null;
+  p90: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
+export interface ClassResult {
+  count: number;
+  errors: number;
+  /** Client-side: from send to the first content token. */
+  ttft_ms: LatencyQuantiles;
+  /** Client-side: from send to the end of the reply. */
+  e2e_ms: LatencyQuantiles;
+  /** Engine-side queue time (Server-Timing), when the engine reports it. */
+  runtime_queue_ms: LatencyQuantiles;
+  /** Requests that finished without error, over all sent. */
+  completion_rate: number;
+  output_tokens: number;
+}
+
+/** Seed 004's acceptance table, for the class named interactive ("live") and long. */
+export interface Acceptance {
+  live_ttft_p95_ms: number | null;
+  live_e2e_p95_ms: number | null;
+  runtime_queue_p95_ms: number | null;
+  long_context_completion_rate: number | null;
+  /** Share of requests with a complete route log line; null for routers that keep none. */
+  route_log_completeness: number | null;
+  /** Share of requests whose task the router did not know; null for routers that do not classify. */
+  unknown_task_ratio: number | null;
+}
+
+export interface EndpointLoad {
+  endpoint: string;
+  group: string;
+  requests: number;
+  prompt_tokens: number;
+  generation_tokens: number;
+}
+
+export interface TimePoint {
+  t_s: number;
+  value: number;
+}
+
+export interface RouterResult {
+  status: "ok" | "skipped" | "failed";
+  /** Why it was skipped or failed. */
+  reason?: string;
+  /** Which fleet topology the router ran on (scenarios may judge topology and policy apart). */
+  topology?: string;
+  classes: Record<string, ClassResult>;
+  acceptance?: Acceptance;
+  /** Engine-side prefix cache: hits / queries over the run (tokens). */
+  prefix_cache_hit_rate: number | null;
+  throughput_rps: number;
+  output_tokens_per_s: number;
+  errors: number;
+  /** Busiest endpoint's requests over the mean (1.0 = perfectly even). */
+  endpoint_load_max_over_mean: number | null;
+  endpoints: EndpointLoad[];
+  /** Engine waiting-queue depth per endpoint, sampled during the run. */
+  queue_depth: Record<string, TimePoint[]>;
+  /** Engine KV-cache use per endpoint, sampled during the run. */
+  kv_usage: Record<string, TimePoint[]>;
+  /** Per-request client measurements (for charts); ms. */
+  samples?: { cls: string; ttft_ms: number | null; e2e_ms: number; ok: boolean; t_s: number }[];
+  duration_s: number;
+}
+
+export interface BenchResults {
+  scenario: string;
+  seed: number;
+  date: string;
+  quick: boolean;
+  description: string;
+  requests: number;
+  routers: Record<string, RouterResult>;
+}

@@ -1,0 +1,269 @@
+// `tokengate bench`: runs a scenario's workload against each router over the same simulated fleet, one
+// router after another with the engines reset in between, and gathers what the report shows.
+
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { loadConfigTexts } from "../config/index.js";
+import type { FleetSpec } from "../sim/fleet.js";
+import type { RequestTiming } from "../sim/request-timings.js";
+import { type Child, startTokengate } from "./child-process.js";
+import { EngineSampler, type EngineTarget } from "./engine-sampler.js";
+import { startBaseline } from "./nginx.js";
+import { Progress } from "./progress.js";
+import { type ReplayRecord, replay } from "./replay.js";
+import type { BenchResults, RouterResult } from "./results.js";
+import type { RouterName, Scenario, Topology } from "./scenarios/scenario.js";
+import { makeAgent } from "./stream-client.js";
+import { summarize } from "./summarize.js";
+import type { TraceRequest } from "./trace.js";
+
+export interface RunOptions {
+  seed: number;
+  quick: boolean;
+  durationS?: number;
+  /** Only these routers (default: every router the scenario's topologies list). */
+  routers?: readonly RouterName[];
+  /** A user's trace instead of the scenario's generated one. */
+  trace?: TraceRequest[];
+  progress?: boolean;
+}
+
+/** A running fleet of simulated engines and the endpoint URL of each replica. */
+interface RunningFleet {
+  child: Child;
+  targets: EngineTarget[];
+  byGroup: Record<string, string[]>;
+  stop(): Promise<void>;
+}
+
+export async function runScenario(scenario: Scenario, opts: RunOptions): Promise<BenchResults> {
+  const trace =
+    opts.trace ?? scenario.generate({ seed: opts.seed, quick: opts.quick, durationS: opts.durationS });
+  const results: BenchResults = {
+    scenario: scenario.name,
+    seed: opts.seed,
+    date: new Date().toISOString(),
+    quick: opts.quick,
+    description: scenario.description,
+    requests: trace.length,
+    routers: {},
+  };
+  for (const topo of scenario.topologies) {
+    const routers = topo.routers.filter((r) => !opts.routers || opts.routers.includes(r));
+    if (routers.length === 0) continue;
+    const fleet = await startFleetChild(topo.fleet);
+    try {
+      for (const router of routers) {
+        const key = scenario.topologies.length > 1 ? `${router}@${topo.name}` : router;
+        await resetEngines(fleet.targets);
+        results.routers[key] = await runRouter(router, topo, fleet, trace, scenario, opts);
+      }
+    } finally {
+      await fleet.stop();
+    }
+  }
+  return results;
+}
+
+async function runRouter(
+  router: RouterName,
+  topo: Topology,
+  fleet: RunningFleet,
+  trace: TraceRequest[],
+  scenario: Scenario,
+  opts: RunOptions,
+): Promise<RouterResult> {
+  const work = mkdtempSync(join(tmpdir(), `tokengate-bench-${router}-`));
+  let stopRouter: () => Promise<void> = async () => {};
+  let url: string;
+  let logFile: string | null = null;
+  let configFiles: Record<string, string> | null = null;
+  try {
+    if (router === "tokengate") {
+      const configDir = join(work, "config");
+      configFiles = topo.gatewayConfig(fleet.byGroup);
+      writeConfig(configDir, configFiles);
+      logFile = join(work, "gateway.log");
+      const gw = await startTokengate(
+        ["gateway", "--config", configDir, "--port", "0", "--log", logFile],
+        /listening on http:\/\/[\d.]+:\d+/,
+      );
+      url = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
+      stopRouter = gw.stop;
+    } else {
+      const upstreams = fleet.targets.map((t) => t.url);
+      const nginx = await startBaseline(router, upstreams);
+      if ("skipped" in nginx) {
+        return skipped(nginx.skipped, topo.name);
+      }
+      url = nginx.url;
+      stopRouter = nginx.stop;
+    }
+    const sampler = new EngineSampler(fleet.targets, 500);
+    const agent = makeAgent(4096);
+    const progress = new Progress(`${router}@${topo.name}`, trace.length, opts.progress !== false);
+    sampler.start();
+    const t0 = performance.now();
+    let records: ReplayRecord[];
+    try {
+      records = await replay(trace, {
+        url,
+        agent,
+        model: modelFor(router, topo, configFiles),
+        onDone: (rec, done) => progress.update(done, rec.result.error !== null),
+      });
+    } finally {
+      progress.finish();
+      await sampler.stop();
+      await agent.close();
+    }
+    const durationS = (performance.now() - t0) / 1000;
+    const engineTimings = await collectTimings(fleet.targets);
+    await stopRouter();
+    stopRouter = async () => {};
+    const log = logFile ? readLog(logFile) : null;
+    return summarize({
+      records,
+      sampler,
+      fleet: fleet.targets,
+      durationS,
+      log,
+      scenario,
+      topology: topo.name,
+      engineTimings,
+    });
+  } catch (err) {
+    return { ...skipped(`${(err as Error).message}`, topo.name), status: "failed" };
+  } finally {
+    await stopRouter();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function skipped(reason: string, topology: string): RouterResult {
+  return {
+    status: "skipped",
+    reason,
+    topology,
+    classes: {},
+    prefix_cache_hit_rate: null,
+    throughput_rps: 0,
+    output_tokens_per_s: 0,
+    errors: 0,
+    endpoint_load_max_over_mean: null,
+    endpoints: [],
+    queue_depth: {},
+    kv_usage: {},
+    duration_s: 0,
+  };
+}
+
+/**
+ * The `model` callers send: tokengate's alias (the first one its route config declares), or for a
+ * baseline the served model name itself (baselines run on topologies whose replicas all serve one model).
+ */
+function modelFor(router: RouterName, topo: Topology, configFiles: Record<string, string> | null): string {
+  if (router === "tokengate" && configFiles) {
+    const loaded = loadConfigTexts(configFiles);
+    if (loaded.ok) {
+      const alias = loaded.config.route.aliases.keys().next().value;
+      if (alias) return alias;
+    }
+  }
+  return topo.fleet.groups[0]!.model;
+}
+
+function writeConfig(dir: string, files: Record<string, string>): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+}
+
+async function startFleetChild(spec: FleetSpec): Promise<RunningFleet> {
+  const dir = mkdtempSync(join(tmpdir(), "tokengate-fleet-"));
+  const file = join(dir, "fleet.yaml");
+  writeFileSync(
+    file,
+    stringify({
+      apiVersion: "tokengate.dev/v1alpha1",
+      kind: "SimFleet",
+      metadata: { name: spec.name },
+      spec: toYamlSpec(spec),
+    }),
+  );
+  const child = await startTokengate(["sim", "--fleet", file], /simulated replica\(s\)/, 30_000);
+  const urls = [...child.output().matchAll(/^\s+(\S+)\s+(http:\/\/[\d.]+:\d+)/gm)].map((m) => ({
+    name: m[1]!,
+    url: m[2]!,
+  }));
+  const targets: EngineTarget[] = [];
+  const byGroup: Record<string, string[]> = {};
+  let i = 0;
+  for (const g of spec.groups) {
+    byGroup[g.name] = [];
+    for (let k = 0; k < g.replicas; k++, i++) {
+      const u = urls[i]!;
+      targets.push({ name: u.name, group: g.name, url: u.url });
+      byGroup[g.name]!.push(u.url);
+    }
+  }
+  return {
+    child,
+    targets,
+    byGroup,
+    stop: async () => {
+      await child.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function toYamlSpec(spec: FleetSpec): unknown {
+  return {
+    host: spec.host,
+    seed: spec.seed,
+    groups: spec.groups.map((g) => ({
+      name: g.name,
+      replicas: g.replicas,
+      port: 0,
+      profile: g.profile,
+      model: g.model,
+      dialect: g.dialect,
+      engine: g.engine,
+      outputLenDist: g.outputLenDist,
+      streamInterval: g.streamInterval,
+      faults: g.faults,
+    })),
+  };
+}
+
+/** Each engine's record of the requests it finished, by request id (the harness sends its trace ids). */
+async function collectTimings(targets: readonly EngineTarget[]): Promise<Map<string, RequestTiming>> {
+  const out = new Map<string, RequestTiming>();
+  for (const t of targets) {
+    const list = (await (await fetch(`${t.url}/admin/requests`)).json()) as RequestTiming[];
+    for (const r of list) if (r.finish !== "abort" || !out.has(r.id)) out.set(r.id, r);
+  }
+  return out;
+}
+
+async function resetEngines(targets: readonly EngineTarget[]): Promise<void> {
+  await Promise.all(
+    targets.map((t) => fetch(`${t.url}/admin/reset`, { method: "POST" }).then((r) => r.text())),
+  );
+}
+
+function readLog(file: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // A torn last line (the gateway was stopped mid-write) is not a request's line.
+    }
+  }
+  return out;
+}

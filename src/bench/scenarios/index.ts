@@ -1,0 +1,23 @@
+// The scenarios `tokengate bench` ships, by name.
+
+import { mixedLengths } from "./mixed-lengths.js";
+import { multiTurn } from "./multi-turn.js";
+import { sharedPrefix } from "./shared-prefix.js";
+import type { ShippedScenario } from "./shipped.js";
+import { supportIncident } from "./support-incident.js";
+
+export type { ScenarioPhase, ShippedScenario } from "./shipped.js";
+
+export const SCENARIOS: Readonly<Record<string, ShippedScenario>> = {
+  [supportIncident.name]: supportIncident,
+  [sharedPrefix.name]: sharedPrefix,
+  [multiTurn.name]: multiTurn,
+  [mixedLengths.name]: mixedLengths,
+};
+
+/** The named scenario; throws naming the known ones otherwise. */
+export function getScenario(name: string): ShippedScenario {
+  const s = SCENARIOS[name];
+  if (!s) throw new Error(`unknown scenario "${name}"; known: ${Object.keys(SCENARIOS).join(", ")}`);
+  return s;
+}

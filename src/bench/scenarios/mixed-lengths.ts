@@ -1,0 +1,86 @@
+// Heavy-tailed input and output lengths with no shared prefixes: prefix affinity cannot help here, so
+// this is where a cache-aware router must show it does not hurt, and where token-aware load should win.
+
+import type { TraceRequest } from "../trace.js";
+import { lognormalInt, poissonArrivals, randomStream } from "../workload/distributions.js";
+import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
+import { onePoolGatewayConfig } from "./gateway-yaml.js";
+import type { GenerateOptions } from "./scenario.js";
+import type { ScenarioPhase, ShippedScenario } from "./shipped.js";
+
+// Lognormal lengths as ShareGPT-like traffic has them. sigma 1.0 puts 1 input in ~200 above 8,192 tokens
+// (seed 004's long-context line) and the 99.9th percentile near 13k; outputs median 150, mean ~200.
+// At 24 req/s (6 per replica) the fleet prefills ~24k tokens/s and decodes ~5k: busy, with room for the
+// tail requests to hurt whoever lands behind them. The lead tunes RATE.
+
+const RATE = 24;
+const DURATION_S = 150;
+const QUICK_DURATION_S = 15;
+const INPUT = { median: 600, sigma: 1.0, min: 16, max: 16_000 };
+const OUTPUT = { median: 150, sigma: 0.8, min: 8, max: 1500 };
+/** Seed 004's boundary between the online pool and the long one: above it a request is class `long`. */
+const LONG_INPUT_TOKENS = 8192;
+const TASK = "mixed_completion";
+const MODEL = "llama-3.1-8b";
+
+const fleet = fleetOf("mixed-lengths", [
+  replicaGroup("engines", 4, "h100-llama8b", MODEL, { maxModelLen: 32_768 }),
+]);
+
+function durationOf(opts: GenerateOptions): number {
+  return opts.durationS ?? (opts.quick ? QUICK_DURATION_S : DURATION_S);
+}
+
+function phases(opts: GenerateOptions): ScenarioPhase[] {
+  return [{ name: "steady", startS: 0, endS: durationOf(opts) }];
+}
+
+function generate(opts: GenerateOptions): TraceRequest[] {
+  const rs = (purpose: string) => randomStream(opts.seed, `mixed-lengths:${purpose}`);
+  const sizes = rs("sizes");
+  return poissonArrivals(RATE, 0, durationOf(opts) * 1000, rs("arrivals")).map((t, i) => {
+    const input = lognormalInt(sizes, INPUT);
+    return {
+      t_ms: Math.floor(t),
+      id: `m-${String(i + 1).padStart(5, "0")}`,
+      tenant: "bench",
+      task: TASK,
+      request_class: input > LONG_INPUT_TOKENS ? "long" : "interactive",
+      input_tokens: input,
+      lang: "en",
+      max_tokens: lognormalInt(sizes, OUTPUT),
+      stream: true,
+    };
+  });
+}
+
+export const mixedLengths: ShippedScenario = {
+  name: "mixed-lengths",
+  description:
+    `Heavy-tailed lengths (lognormal input median ${INPUT.median}, up to ${INPUT.max}; output median ` +
+    `${OUTPUT.median}, up to ${OUTPUT.max}), no shared prefixes, Poisson ${RATE} req/s over 4 × h100-llama8b`,
+  liveClass: "interactive",
+  longClass: "long",
+  topologies: [
+    {
+      name: "4-replicas",
+      description: "4 replicas of Llama-3.1-8B, one H100 each, 32K window",
+      fleet,
+      gpus: fleetGpus(fleet),
+      routers: ["tokengate", "least-request", "round-robin"],
+      gatewayConfig: (endpoints) =>
+        onePoolGatewayConfig(
+          {
+            group: fleet.groups[0]!,
+            version: "mixed-lengths-r1",
+            knownTasks: [TASK],
+            maxInputTokens: 32_768,
+            maxOutputTokens: 4096,
+          },
+          endpoints,
+        ),
+    },
+  ],
+  phases,
+  generate,
+};

@@ -1,0 +1,130 @@
+// Seed 004's hardware, 8 simulated GPUs two ways: the original 4 identical pods behind one pool, and the
+// split pools (online, long, batch) behind seed 004's InferenceRoute, with tokengate's config for each.
+
+import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
+import { gatewayConfigDoc, inferencePoolDoc, inferenceRouteDoc, yamlDocuments } from "./gateway-yaml.js";
+import type { Topology } from "./scenario.js";
+
+export const LIVE_TASK = "live_ticket_summary";
+export const BATCH_TASK = "batch_recompute_summary";
+/** The model name callers send (seed 004's alias); the pools serve the models below. */
+const SUMMARY_ALIAS = "summary-default";
+const LONG_MODEL = "summary-14b-long";
+
+const original = fleetOf("support-original", [
+  replicaGroup("summary-pods", 4, "h100x2-14b-long", LONG_MODEL, { maxModelLen: 65_536 }),
+]);
+
+// Seed 004's pools, the online one with 4 single-GPU pods (seed: 3) so both topologies have 8 GPUs.
+const split = fleetOf("support-split", [
+  replicaGroup("summary-online", 4, "h100-llama8b", "summary-7b", { maxModelLen: 8192 }),
+  replicaGroup("summary-long", 1, "h100x2-14b-long", LONG_MODEL, { maxModelLen: 65_536, maxNumSeqs: 8 }),
+  replicaGroup("summary-batch", 1, "h100x2-14b-long", LONG_MODEL, { maxModelLen: 65_536, maxNumSeqs: 16 }),
+]);
+
+export const originalTopology: Topology = {
+  name: "original-4-pods",
+  description: "4 identical pods × 2 GPUs, one 14B long-context model for every request (seed 004 before)",
+  fleet: original,
+  gpus: fleetGpus(original),
+  routers: ["tokengate", "least-request", "round-robin", "random"],
+  gatewayConfig: (endpoints) => {
+    const group = original.groups[0]!;
+    // One pool for everything, so tokengate's picker is judged on the same pods as the baselines. The
+    // rules only name why a request went there (route_reason); nothing is paused.
+    const route = inferenceRouteDoc("support-summary-route", "support-summary-original-r1", {
+      knownTasks: [BATCH_TASK],
+      modelAliases: {
+        [SUMMARY_ALIAS]: {
+          defaultPool: group.name,
+          pools: [
+            {
+              name: group.name,
+              maxInputTokens: 65_536,
+              maxOutputTokens: 2200,
+              maxQueueMs: 300_000,
+              priority: 50,
+            },
+          ],
+        },
+      },
+      rules: [
+        { name: "live-summary", when: { taskIn: [LIVE_TASK, "agent_assist_summary"] }, routeTo: group.name },
+        { name: "quality-batch", when: { requestClass: "batch" }, routeTo: group.name },
+      ],
+    });
+    return {
+      "pools.yaml": yamlDocuments([inferencePoolDoc(group.name, group, endpoints)]),
+      "route.yaml": yamlDocuments([route]),
+      "gateway.yaml": yamlDocuments([gatewayConfigDoc("support-summary-bench")]),
+    };
+  },
+};
+
+export const splitTopology: Topology = {
+  name: "split-pools",
+  description:
+    "seed 004's pools: summary-online 4 × 1 GPU (7B, 8K window), summary-long 1 × 2 GPUs, summary-batch 1 × 2 GPUs",
+  fleet: split,
+  gpus: fleetGpus(split),
+  routers: ["tokengate"],
+  gatewayConfig: (endpoints) => ({
+    "pools.yaml": yamlDocuments(split.groups.map((g) => inferencePoolDoc(g.name, g, endpoints))),
+    "route.yaml": yamlDocuments([splitRoute()]),
+    "gateway.yaml": yamlDocuments([gatewayConfigDoc("support-summary-bench")]),
+  }),
+};
+
+/** Seed 004's InferenceRoute as examples/support-summary/route.yaml has it, batch pause included. */
+function splitRoute(): object {
+  return inferenceRouteDoc("support-summary-route", "support-summary-2026-06-15-r3", {
+    knownTasks: [BATCH_TASK],
+    modelAliases: {
+      [SUMMARY_ALIAS]: {
+        defaultPool: "summary-online",
+        pools: [
+          {
+            name: "summary-online",
+            maxInputTokens: 8192,
+            maxOutputTokens: 600,
+            maxQueueMs: 800,
+            priority: 100,
+          },
+          {
+            name: "summary-long",
+            minInputTokens: 8193,
+            maxInputTokens: 65_536,
+            maxOutputTokens: 2200,
+            maxQueueMs: 12_000,
+            priority: 50,
+          },
+          {
+            name: "summary-batch",
+            maxInputTokens: 65_536,
+            maxOutputTokens: 2200,
+            maxQueueMs: 300_000,
+            priority: 10,
+          },
+        ],
+      },
+    },
+    rules: [
+      {
+        name: "live-summary-short",
+        when: { taskIn: [LIVE_TASK, "agent_assist_summary"], inputTokensLte: 8192 },
+        routeTo: "summary-online",
+      },
+      {
+        name: "live-summary-long",
+        when: { taskIn: [LIVE_TASK], inputTokensGt: 8192 },
+        routeTo: "summary-long",
+      },
+      {
+        name: "quality-batch",
+        when: { requestClass: "batch" },
+        routeTo: "summary-batch",
+        queuePolicy: { pauseWhen: { pool: "summary-online", ttftP95MsGt: 2000 } },
+      },
+    ],
+  });
+}
