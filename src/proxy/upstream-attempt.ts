@@ -243,12 +243,26 @@ async function readText(body: Dispatcher.ResponseData["body"], max: number): Pro
   }
 }
 
-function usageOf(body: Buffer): StreamUsage | null {
-  // The usage object is near the end of a completion body; parse only when it is there.
-  if (body.lastIndexOf('"usage"') < 0) return null;
-  try {
-    return (JSON.parse(body.toString("utf8")) as { usage?: StreamUsage }).usage ?? null;
-  } catch {
-    return null;
+/**
+ * The `usage` object of a completion body, parsed on its own rather than with the whole body (which can
+ * be long): from `"usage":` to its balanced closing brace. null when absent or malformed.
+ */
+export function usageOf(body: Buffer): StreamUsage | null {
+  const key = body.lastIndexOf('"usage":');
+  if (key < 0) return null;
+  const start = body.indexOf(0x7b, key); // {
+  if (start < 0) return null;
+  let depth = 0;
+  for (let i = start; i < body.length; i++) {
+    const c = body[i];
+    if (c === 0x7b) depth++;
+    else if (c === 0x7d && --depth === 0) {
+      try {
+        return JSON.parse(body.toString("utf8", start, i + 1)) as StreamUsage;
+      } catch {
+        return null;
+      }
+    }
   }
+  return null;
 }

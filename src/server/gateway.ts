@@ -244,7 +244,8 @@ export class Gateway implements GatewayRuntime {
 function listen(server: http.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, host, () => {
+    // A deep accept queue: a burst of new client connections must not overflow into SYN retries.
+    server.listen({ port, host, backlog: 4096 }, () => {
       server.off("error", reject);
       resolve((server.address() as AddressInfo).port);
     });

@@ -14,6 +14,7 @@ import { errorBody, SimHttpError } from "./errors.js";
 import { type FaultConfig, noFaults, parseFaultUpdate } from "./faults.js";
 import { type ApiKind, parseSimRequest, type SimRequest } from "./openai-request.js";
 import { OutputText } from "./output-text.js";
+import { RequestTimings } from "./request-timings.js";
 import { fullResponse, makeUsage, StreamFrames } from "./responses.js";
 import { hashString, seededRandom } from "./rng.js";
 import { tokenize } from "./tokenizer.js";
@@ -45,6 +46,8 @@ export class SimReplica {
   readonly engine: Engine;
   readonly metrics: EngineMetrics;
   faults: FaultConfig = noFaults();
+  /** The engine's view of recently finished requests, by request id (GET /admin/requests). */
+  readonly timings = new RequestTimings(100_000);
   private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine">>;
   private readonly server: http.Server;
   private readonly random: () => number;
@@ -56,7 +59,6 @@ export class SimReplica {
   private crashTimer: NodeJS.Timeout | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
   private staleMetrics: string | null = null;
-  private seq = 0;
   crashes = 0;
 
   constructor(opts: ReplicaOptions) {
@@ -74,7 +76,12 @@ export class SimReplica {
     };
     this.engine = new Engine(opts.engine);
     this.metrics = new EngineMetrics(this.engine, this.opts.dialect);
-    this.engine.observer = { onFinished: (r) => this.metrics.onFinished(r) };
+    this.engine.observer = {
+      onFinished: (r) => {
+        this.metrics.onFinished(r);
+        this.timings.record(r);
+      },
+    };
     this.random = seededRandom(this.opts.seed ^ hashString(opts.name));
     this.loras = new Set(opts.engine.loraModules);
     this.server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.route(req, res));
@@ -153,6 +160,7 @@ export class SimReplica {
   reset(): void {
     this.engine.reset();
     this.metrics.reset();
+    this.timings.clear();
   }
 
   private clearTimers(): void {
@@ -181,6 +189,7 @@ export class SimReplica {
       return this.sendJson(res, 200, { reset: true });
     }
     if (m === "GET" && path === "/admin/state") return this.sendJson(res, 200, this.state());
+    if (m === "GET" && path === "/admin/requests") return this.sendJson(res, 200, this.timings.list());
     this.sendError(res, new SimHttpError(404, `Not Found: ${m} ${path}`));
   }
 
@@ -339,7 +348,8 @@ export class SimReplica {
     const id = `${kind === "chat" ? "chatcmpl" : "cmpl"}-${randomBytes(12).toString("hex")}`;
     const model = r.model ?? cfg.modelName;
     const created = Math.floor(Date.now() / 1000);
-    const requestId = headerValue(req.headers["x-request-id"]) ?? id;
+    const requestId =
+      headerValue(req.headers["x-request-id"]) ?? headerValue(req.headers["x-ai-trace-id"]) ?? id;
     const sink = r.stream
       ? new StreamSink(
           this,
@@ -352,7 +362,7 @@ export class SimReplica {
         )
       : new JsonSink(this, res, kind, id, model, created, text, requestId);
     const engineReq = this.engine.add({
-      id: `${this.name}-${++this.seq}`,
+      id: requestId,
       promptTokens: prompt,
       maxTokens,
       targetOutputTokens: target,

@@ -1,0 +1,26 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { usageOf } from "./upstream-attempt.js";
+
+describe("usage from a completion body", () => {
+  it("reads the usage object wherever it sits, without parsing the choices", () => {
+    const body = Buffer.from(
+      JSON.stringify({
+        id: "x",
+        choices: [{ message: { content: 'text with "usage": {braces} }' } }],
+        usage: { prompt_tokens: 12, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 0 } },
+        kv_transfer_params: null,
+      }),
+    );
+    assert.deepEqual(usageOf(body), {
+      prompt_tokens: 12,
+      completion_tokens: 3,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
+  });
+
+  it("is null without usage or when it is cut off", () => {
+    assert.equal(usageOf(Buffer.from('{"id":"x"}')), null);
+    assert.equal(usageOf(Buffer.from('{"usage":{"prompt_tokens":1')), null);
+  });
+});
