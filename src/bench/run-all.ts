@@ -1,17 +1,33 @@
-// `npm run bench`: every benchmark, reports written under bench-results/. `--quick` shortens each run.
+// `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
+// `-- --only micro,sim,overhead,<scenario>` picks some.
 
+import { runMicro } from "./micro.js";
 import { runOverhead } from "./overhead.js";
+import { writeReport } from "./report/write.js";
+import { runScenario } from "./runner.js";
+import { SCENARIOS } from "./scenarios/index.js";
 import { runSimFidelity } from "./sim-fidelity.js";
 
 const quick = process.argv.includes("--quick");
 const outDir = process.env.BENCH_OUT ?? "bench-results";
+const onlyArg = process.argv.indexOf("--only");
+const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? "").split(",")) : null;
+const wanted = (name: string) => only === null || only.has(name);
 
-await runSimFidelity({
-  outDir,
-  rates: quick ? [40, 100, 160] : [20, 40, 60, 80, 100, 120, 140, 160, 200],
-  secondsPerRate: quick ? 4 : 10,
-  efficiencySeconds: quick ? 4 : 10,
-  seed: 1,
-});
-
-await runOverhead({ outDir, quick });
+if (wanted("micro")) await runMicro({ outDir });
+if (wanted("sim")) {
+  await runSimFidelity({
+    outDir,
+    rates: quick ? [40, 100, 160] : [20, 40, 60, 80, 100, 120, 140, 160, 200],
+    secondsPerRate: quick ? 4 : 10,
+    efficiencySeconds: quick ? 4 : 10,
+    seed: 1,
+  });
+}
+if (wanted("overhead")) await runOverhead({ outDir, quick });
+for (const scenario of Object.values(SCENARIOS)) {
+  if (!wanted(scenario.name)) continue;
+  const results = await runScenario(scenario, { seed: 1, quick });
+  const files = await writeReport(results, `${outDir}/${scenario.name}`);
+  process.stderr.write(`${scenario.name}: wrote ${files.join(", ")}\n`);
+}

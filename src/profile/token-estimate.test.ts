@@ -28,27 +28,6 @@ describe("estimateTextTokens", () => {
     assert.equal(estimateTextTokens("🙂"), 2);
     assert.equal(estimateTextTokens("café déjà"), 2);
   });
-
-  it("takes well under 1 ms per 100 KB", () => {
-    const words = "the queue of long prompts blocks interactive summaries while batch jobs run, 2026 ".repeat(
-      1300,
-    );
-    const zh = "客服对话整理为三段：用户问题、处理进展、下一步待办。".repeat(1300);
-    for (const text of [words, zh]) {
-      const bytes = Buffer.byteLength(text);
-      for (let i = 0; i < 50; i++) estimateTextTokens(text);
-      // Best of many single calls: other tests running in parallel only ever make a call slower.
-      let best = Number.POSITIVE_INFINITY;
-      for (let round = 0; round < 200; round++) {
-        const t0 = process.hrtime.bigint();
-        estimateTextTokens(text);
-        best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e6);
-      }
-      const perHundredKB = (best * 100_000) / bytes;
-      // Measured 0.2–0.4 ms (English) and 0.1 ms (Chinese) on a 2-core VM.
-      assert.ok(perHundredKB < 1, `${perHundredKB.toFixed(3)} ms per 100 KB`);
-    }
-  });
 });
 
 describe("estimateChatTokens", () => {
