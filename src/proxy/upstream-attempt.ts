@@ -41,7 +41,9 @@ export type AttemptOutcome =
       detail: string;
     }
   | { kind: "cancelled"; started: boolean }
-  | { kind: "timeout_after_start"; detail: string };
+  | { kind: "timeout_after_start"; detail: string }
+  /** The whole-exchange deadline passed before any byte: retrying would only start the clock again. */
+  | { kind: "total_timeout"; detail: string };
 
 /** Thrown into undici's signal to say which deadline fired. */
 class Deadline extends Error {
@@ -61,10 +63,11 @@ export async function attemptUpstream(
   if (clientGone.aborted) return { kind: "cancelled", started: false };
   clientGone.addEventListener("abort", onClientGone, { once: true });
   const total = setTimeout(() => ac.abort(new Deadline("total")), plan.timeouts.totalMs);
-  let firstByte: NodeJS.Timeout | null = setTimeout(
-    () => ac.abort(new Deadline("first_byte")),
-    plan.timeouts.firstByteMs,
-  );
+  // A non-streaming reply's first byte is its last (the engine answers when generation ends), so only
+  // streams have a first-byte deadline; a long batch completion is bounded by the total deadline alone.
+  let firstByte: NodeJS.Timeout | null = plan.stream
+    ? setTimeout(() => ac.abort(new Deadline("first_byte")), plan.timeouts.firstByteMs)
+    : null;
   let started = false;
   try {
     const up = await dispatcher.request({
@@ -115,6 +118,7 @@ export async function attemptUpstream(
     if (clientGone.aborted) return { kind: "cancelled", started };
     if (reason instanceof Deadline) {
       if (started) return { kind: "timeout_after_start", detail: reason.message };
+      if (reason.which === "total") return { kind: "total_timeout", detail: reason.message };
       return { kind: "retryable", reason: "timeout", status: null, detail: reason.message };
     }
     const e = err as Error & { code?: string };

@@ -205,6 +205,18 @@ async function serve(
       gw.metrics.clientCancels.labels(decision.pool).inc();
       return;
     }
+    if (outcome.kind === "total_timeout") {
+      ep.reportFailure("timeout");
+      throw new GatewayError(
+        "upstream_timeout",
+        `the engine did not answer within timeouts.totalMs (${timeouts.totalMs} ms)`,
+        {
+          route: decision.pool,
+          retryAfterSeconds: 1,
+          fallbackOptions: ["retry_later"],
+        },
+      );
+    }
     if (outcome.kind === "timeout_after_start") {
       ep.reportFailure("timeout");
       rec.status = "broken_stream";

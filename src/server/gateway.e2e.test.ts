@@ -431,3 +431,82 @@ describe("gateway failure handling", () => {
     }
   });
 });
+
+describe("gateway deadlines", () => {
+  const gatewayYaml = `
+apiVersion: tokengate.dev/v1alpha1
+kind: GatewayConfig
+metadata: { name: test }
+spec:
+  listen: { host: 127.0.0.1, port: 0 }
+  auth: { allowAnonymous: true, apiKeys: [{ key: ${KEYS.basic}, tenant: support-basic }] }
+  timeouts: { connectMs: 500, firstByteMs: 400, idleMs: 400, totalMs: 1500 }
+  retry: { maxAttempts: 2, budgetPercent: 100 }
+`;
+
+  it("a stream with no first token in time is retried on another endpoint", async () => {
+    const p = await startPlatform({ online: 2, gatewayYaml });
+    try {
+      p.replicas.online[0]!.setFaults({ stallAfterTokens: 0 });
+      const c = client(p, LIVE);
+      for (let i = 0; i < 4; i++) {
+        const stream = await c.chat.completions.create({
+          model: "summary-default",
+          messages: [{ role: "user", content: `q${i}` }],
+          max_tokens: 3,
+          stream: true,
+        });
+        let n = 0;
+        for await (const chunk of stream) if (chunk.choices[0]?.delta.content) n++;
+        assert.equal(n, 3);
+      }
+      await sleep(30);
+      const retried = p.lines.filter((l) => /retry:.*:timeout/.test(l.fallback_reason ?? ""));
+      assert.ok(retried.length > 0, "the stalled endpoint was tried and left");
+      for (const l of retried) assert.equal(l.status, "ok");
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it("a stream that goes quiet mid-way ends with an error event after the idle deadline", async () => {
+    const p = await startPlatform({ online: 1, gatewayYaml });
+    try {
+      p.replicas.online[0]!.setFaults({ stallAfterTokens: 2 });
+      const stream = await client(p, LIVE).chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: "x" }],
+        max_tokens: 10,
+        stream: true,
+      });
+      await assert.rejects(async () => {
+        for await (const _ of stream);
+      }, /stalled|idle/);
+      await sleep(30);
+      assert.equal(p.lines.at(-1)!.status, "broken_stream");
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it("a non-streaming reply past the total deadline → 504 upstream_timeout, not retried", async () => {
+    const p = await startPlatform({ online: 2, profile: "h100-llama8b", gatewayYaml });
+    try {
+      const res = await raw(
+        p,
+        JSON.stringify({
+          model: "summary-default",
+          messages: [{ role: "user", content: "x" }],
+          max_tokens: 590,
+        }),
+        { ...LIVE, authorization: "" },
+      );
+      assert.equal(res.status, 504);
+      assert.equal(res.json.error.code, "upstream_timeout");
+      await sleep(30);
+      assert.equal(p.lines.at(-1)!.attempts, 1);
+    } finally {
+      await p.stop();
+    }
+  });
+});
