@@ -4,7 +4,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { estimateTextTokens } from "../profile/token-estimate.js";
-import { countTokens, sampleText } from "../sim/tokenizer.js";
+import { sampleText } from "../sim/sample-text.js";
+import { countTokens } from "../sim/tokenizer.js";
 import { round } from "./stats.js";
 
 /** Best of `rounds` timings of `fn`, ms: other work on the machine only ever makes a call slower. */

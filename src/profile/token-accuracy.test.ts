@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { renderChatPrompt } from "../sim/chat-template.js";
-import { countTokens, sampleText } from "../sim/tokenizer.js";
+import { sampleText } from "../sim/sample-text.js";
+import { countTokens } from "../sim/tokenizer.js";
 import { TokenCorrection } from "./token-correction.js";
 import { estimateChatTokens } from "./token-estimate.js";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
-import { sampleText } from "../sim/tokenizer.js";
+import { sampleText } from "../sim/sample-text.js";
 import { KEYS, type Platform, SECRET, startPlatform } from "./testing/platform.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,7 +5,7 @@ import { parsePrometheusText } from "../telemetry/prom-parse.js";
 import type { EngineOverrides } from "./engine-config.js";
 import { makeEngineConfig } from "./engine-config.js";
 import { SimReplica } from "./replica.js";
-import { sampleText } from "./tokenizer.js";
+import { sampleText } from "./sample-text.js";
 
 async function startReplica(
   overrides: EngineOverrides = {},

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { seededRandom } from "./rng.js";
+import { sampleText } from "./sample-text.js";
 import {
   countTokens,
   END_MARKER,
@@ -12,7 +13,6 @@ import {
   SPECIAL_TOKEN_BASE,
   START_MARKER,
   START_TOKEN_ID,
-  sampleText,
   tokenize,
   tokenPieces,
   VOCAB_SIZE,

@@ -2,7 +2,7 @@
 // from a bank of cached chunks behind a unique head, so a 52,000-token prompt costs well under a millisecond.
 
 import { hashString, seededRandom } from "../../sim/rng.js";
-import { sampleText } from "../../sim/tokenizer.js";
+import { sampleText } from "../../sim/sample-text.js";
 
 export type TextLang = "en" | "zh";
 
