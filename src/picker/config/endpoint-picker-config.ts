@@ -1,0 +1,240 @@
+// The `EndpointPicker` config kind (per pool): which filters, weighted scorers and picker to compose,
+// with their parameters. Validated here from a plain object into typed config with sensible defaults.
+
+import { formatPath, IssueList, type PathSegment } from "../../config/errors.js";
+import { describe, FieldReader } from "../../config/fields.js";
+
+export type ParamValue = number | string | boolean;
+
+type ParamSpec =
+  | { kind: "number"; default: number; min: number; max?: number }
+  | { kind: "int"; default: number; min: number; max?: number }
+  | { kind: "string"; default: string; oneOf?: readonly string[] };
+
+/** Every plugin type the config may name, and its parameters. */
+export const FILTER_PARAMS: Record<string, Record<string, ParamSpec>> = {
+  ready: {},
+  "not-draining": {},
+  "serves-model": {},
+  "lora-available": {},
+  "kv-watermark": { threshold: { kind: "number", default: 0.9, min: 0, max: 1 } },
+  "concurrency-cap": { maxInflight: { kind: "int", default: 256, min: 1 } },
+  "metrics-fresh": { mode: { kind: "string", default: "prefer", oneOf: ["prefer", "require"] } },
+};
+export const SCORER_PARAMS: Record<string, Record<string, ParamSpec>> = {
+  "prefix-affinity": {},
+  "queue-depth": {},
+  "kv-cache": {},
+  "inflight-tokens": { floorTokens: { kind: "int", default: 8192, min: 1 } },
+  "predicted-delay": {},
+  "lora-affinity": {},
+  "session-affinity": { header: { kind: "string", default: "x-session-id" } },
+};
+export const PICKER_TYPES = ["max-score", "power-of-two"] as const;
+
+export interface FilterRef {
+  readonly type: string;
+  readonly params: Readonly<Record<string, ParamValue>>;
+  /** Overrides the profile's failOpen for this filter; undefined inherits it. */
+  readonly failOpen?: boolean;
+}
+
+export interface ScorerRef {
+  readonly type: string;
+  readonly weight: number;
+  readonly params: Readonly<Record<string, ParamValue>>;
+}
+
+export interface PrefixIndexConfig {
+  /** The global budget for the pool's whole index, in blocks (~32 bytes each). */
+  readonly maxBlocks: number;
+  readonly maxEndpoints: number;
+  /** UTF-8 bytes per block (characters, for ASCII); tokensPerBlock × ~4, a multiple of 8. */
+  readonly blockBytes: number;
+  readonly maxPrefixBlocks: number;
+  /** Cap each endpoint at the engine's scraped num_gpu_blocks. */
+  readonly capacityFromEngine: boolean;
+}
+
+export interface EndpointPickerConfig {
+  readonly filters: readonly FilterRef[];
+  readonly scorers: readonly ScorerRef[];
+  readonly picker: { readonly type: (typeof PICKER_TYPES)[number] };
+  readonly failOpen: boolean;
+  readonly loadGuard: { readonly marginMs: number } | null;
+  readonly costModel: {
+    readonly prefillMsPerToken: number;
+    readonly waitingRequestMs: number;
+    readonly tokensPerBlock: number;
+  };
+  readonly prefixIndex: PrefixIndexConfig;
+  readonly backupPool: string | null;
+  readonly topScores: number;
+}
+
+export interface ConfigProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+export type ParsedPickerConfig =
+  | { readonly ok: true; readonly config: EndpointPickerConfig; readonly warnings: ConfigProblem[] }
+  | { readonly ok: false; readonly errors: ConfigProblem[] };
+
+/**
+ * Prefix affinity against predicted delay (queue wait + uncached prefill, in ms) rather than GIE's
+ * prefix 3 / queue 2 / KV 2: queue depth min-max normalised turns a one-request difference into the full
+ * range and breaks affinity constantly (llm-d moved off that blend for "sticky until saturated").
+ */
+export const DEFAULT_SCORERS: readonly ScorerRef[] = [
+  { type: "prefix-affinity", weight: 3, params: {} },
+  { type: "predicted-delay", weight: 2, params: {} },
+  { type: "inflight-tokens", weight: 1, params: { floorTokens: 8192 } },
+  { type: "kv-cache", weight: 1, params: {} },
+  { type: "lora-affinity", weight: 1, params: {} },
+];
+
+/** Health and draining fail closed: sending to a down pod is worse than failing fast. */
+export const DEFAULT_FILTERS: readonly FilterRef[] = [
+  { type: "ready", params: {}, failOpen: false },
+  { type: "not-draining", params: {}, failOpen: false },
+  { type: "serves-model", params: {} },
+  { type: "lora-available", params: {} },
+  { type: "metrics-fresh", params: { mode: "prefer" } },
+  { type: "kv-watermark", params: { threshold: 0.95 } },
+];
+
+/**
+ * Validates an `EndpointPicker` spec; every problem is reported, with its path.
+ * @example
+ * parseEndpointPickerConfig({ scorers: [{ type: "prefix-affinity", weight: 3 }], loadGuard: { marginMs: 500 } })
+ */
+export function parseEndpointPickerConfig(
+  value: unknown,
+  path: readonly PathSegment[] = [],
+): ParsedPickerConfig {
+  const issues = new IssueList();
+  const spec = FieldReader.of(value ?? {}, path, issues);
+  let config: EndpointPickerConfig | undefined;
+  if (spec) {
+    const filters = refs(spec, "filters", FILTER_PARAMS, false) as FilterRef[] | undefined;
+    const scorers = refs(spec, "scorers", SCORER_PARAMS, true) as ScorerRef[] | undefined;
+    const pickerMap = spec.map("picker");
+    const pickerType = pickerMap?.string("type", { required: true, oneOf: PICKER_TYPES }) ?? "max-score";
+    pickerMap?.done();
+    const failOpen = spec.bool("failOpen") ?? true;
+    const loadGuard = parseLoadGuard(spec);
+    const cost = spec.map("costModel");
+    const prefillMsPerToken = num(cost, "prefillMsPerToken", 0.1, 0);
+    const waitingRequestMs = num(cost, "waitingRequestMs", 100, 0);
+    cost?.done();
+    const ix = spec.map("prefixIndex");
+    const tokensPerBlock = ix?.int("tokensPerBlock", { min: 1, max: 1024 }) ?? 16;
+    const prefixIndex: PrefixIndexConfig = {
+      maxBlocks: ix?.int("maxBlocks", { min: 1, max: 100_000_000 }) ?? 1_000_000,
+      maxEndpoints: ix?.int("maxEndpoints", { min: 1, max: 1024 }) ?? 64,
+      blockBytes: blockBytes(ix, tokensPerBlock),
+      maxPrefixBlocks: ix?.int("maxPrefixBlocks", { min: 1 }) ?? 256,
+      capacityFromEngine: ix?.bool("capacityFromEngine") ?? true,
+    };
+    ix?.done();
+    const backupPool = spec.string("backupPool") ?? null;
+    const topScores = spec.int("topScores", { min: 0, max: 64 }) ?? 3;
+    spec.done();
+    if (issues.errorCount === 0) {
+      config = {
+        filters: filters ?? DEFAULT_FILTERS,
+        scorers: scorers ?? DEFAULT_SCORERS,
+        picker: { type: pickerType as (typeof PICKER_TYPES)[number] },
+        failOpen,
+        loadGuard,
+        costModel: { prefillMsPerToken, waitingRequestMs, tokensPerBlock },
+        prefixIndex,
+        backupPool,
+        topScores,
+      };
+    }
+  }
+  const out = (sev: "error" | "warning") =>
+    issues.items
+      .filter((i) => i.severity === sev)
+      .map((i) => ({ path: formatPath(i.path), message: i.message }));
+  return config ? { ok: true, config, warnings: out("warning") } : { ok: false, errors: out("error") };
+}
+
+/** Defaults to ~4 bytes per token, rounded up to the hash's 8-byte step. */
+function blockBytes(ix: FieldReader | null, tokensPerBlock: number): number {
+  const v = ix?.int("blockBytes", { min: 8, max: 65_536 });
+  if (v !== undefined && v % 8 !== 0)
+    ix!.issues.error(ix!.at("blockBytes"), `must be a multiple of 8, got ${v}`);
+  return v ?? Math.ceil((tokensPerBlock * 4) / 8) * 8;
+}
+
+/** `loadGuard: false` disables it; absent means the default 500 ms margin. */
+function parseLoadGuard(spec: FieldReader): { marginMs: number } | null {
+  const raw = spec.raw("loadGuard");
+  if (raw === false) return null;
+  if (raw === undefined) return { marginMs: 500 };
+  const g = spec.map("loadGuard");
+  const marginMs = num(g, "marginMs", 500, 0);
+  g?.done();
+  return { marginMs };
+}
+
+function refs(
+  spec: FieldReader,
+  key: string,
+  catalogue: Record<string, Record<string, ParamSpec>>,
+  weighted: boolean,
+): (FilterRef | ScorerRef)[] | undefined {
+  const items = spec.list(key);
+  if (!items) return undefined;
+  const out: (FilterRef | ScorerRef)[] = [];
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    const r = FieldReader.of(item, spec.at(key, i), spec.issues);
+    if (!r) return;
+    const type = r.string("type", { required: true, oneOf: Object.keys(catalogue) });
+    if (type && seen.has(type)) r.issues.error(r.at("type"), `${key} lists ${JSON.stringify(type)} twice`);
+    if (type) seen.add(type);
+    const params: Record<string, ParamValue> = {};
+    for (const [name, p] of Object.entries(type ? catalogue[type]! : {})) {
+      const v = param(r, name, p);
+      if (v !== undefined) params[name] = v;
+    }
+    if (weighted) {
+      const weight = num(r, "weight", 1, 0);
+      r.done();
+      if (type) out.push({ type, weight, params });
+    } else {
+      const failOpen = r.bool("failOpen");
+      r.done();
+      if (type) out.push({ type, params, ...(failOpen === undefined ? {} : { failOpen }) });
+    }
+  });
+  return out;
+}
+
+function param(r: FieldReader, name: string, p: ParamSpec): ParamValue | undefined {
+  if (p.kind === "string") return r.string(name, p.oneOf ? { oneOf: p.oneOf } : {}) ?? p.default;
+  if (p.kind === "int")
+    return r.int(name, { min: p.min, ...(p.max === undefined ? {} : { max: p.max }) }) ?? p.default;
+  return num(r, name, p.default, p.min, p.max);
+}
+
+/** A finite number in [min, max]; the default when absent (or the reader itself is absent). */
+function num(r: FieldReader | null, key: string, dflt: number, min: number, max?: number): number {
+  if (!r) return dflt;
+  const v = r.raw(key);
+  if (v === undefined) return dflt;
+  if (typeof v !== "number" || !Number.isFinite(v)) {
+    r.issues.error(r.at(key), `must be a number, got ${describe(v)}`);
+    return dflt;
+  }
+  if (v < min || (max !== undefined && v > max)) {
+    const range = max === undefined ? `>= ${min}` : `between ${min} and ${max}`;
+    r.issues.error(r.at(key), `must be ${range}, got ${v}`);
+    return dflt;
+  }
+  return v;
+}

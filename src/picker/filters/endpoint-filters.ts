@@ -1,0 +1,127 @@
+// The hard filters: each removes endpoints that must not take this request and says why. They are one
+// predicate each, so they share a file; the profile decides what happens when one would remove them all.
+
+import type { Filter, FilterOutcome, PickContext, PickerEndpoint } from "../framework/types.js";
+
+const NONE_REMOVED: never[] = [];
+
+/** A filter from a predicate returning why an endpoint is removed, or null to keep it. */
+function predicateFilter(
+  type: string,
+  why: (e: PickerEndpoint, ctx: PickContext) => string | null,
+  failOpen?: boolean,
+): Filter {
+  return {
+    type,
+    ...(failOpen === undefined ? {} : { failOpen }),
+    filter<E extends PickerEndpoint>(ctx: PickContext, endpoints: readonly E[]): FilterOutcome<E> {
+      // Most picks remove nothing: hand the same array back and allocate only on the first removal.
+      let kept: E[] | null = null;
+      let removed: { endpoint: E; why: string }[] | null = null;
+      for (let i = 0; i < endpoints.length; i++) {
+        const e = endpoints[i]!;
+        const w = why(e, ctx);
+        if (w === null) {
+          kept?.push(e);
+        } else {
+          kept ??= endpoints.slice(0, i);
+          removed ??= [];
+          removed.push({ endpoint: e, why: w });
+        }
+      }
+      return { kept: kept ?? endpoints, removed: removed ?? NONE_REMOVED };
+    },
+  };
+}
+
+/** Passed its health checks (a new endpoint is not ready until its first check passes). */
+export const readyFilter = (failOpen?: boolean): Filter =>
+  predicateFilter("ready", (e) => (e.healthy ? null : "not healthy"), failOpen);
+
+/** Not being drained by the gateway and not passively ejected for consecutive failures. */
+export const notDrainingFilter = (failOpen?: boolean): Filter =>
+  predicateFilter(
+    "not-draining",
+    (e, ctx) =>
+      e.draining
+        ? "draining"
+        : e.ejectedUntil > ctx.now
+          ? `ejected for ${e.ejectedUntil - ctx.now} ms`
+          : null,
+    failOpen,
+  );
+
+/** Serves the requested model (and version, when the request names one); undeclared means "yes". */
+export const servesModelFilter = (failOpen?: boolean): Filter =>
+  predicateFilter(
+    "serves-model",
+    (e, { request: r }) => {
+      if (e.model && e.model !== r.model) return `serves ${e.model}, not ${r.model}`;
+      if (r.modelVersion && e.modelVersion && e.modelVersion !== r.modelVersion) {
+        return `runs version ${e.modelVersion}, not ${r.modelVersion}`;
+      }
+      return null;
+    },
+    failOpen,
+  );
+
+/**
+ * The adapter is running, queued to load, or there is a free slot for it. Unknown adapter state keeps
+ * the endpoint: hiding every endpoint whose engine does not report LoRA would be worse than a slow load.
+ */
+export const loraAvailableFilter = (failOpen?: boolean): Filter =>
+  predicateFilter(
+    "lora-available",
+    (e, { request: r }) => {
+      const l = e.loras;
+      if (r.lora === null || l === null) return null;
+      if (l.running.includes(r.lora) || l.waiting.includes(r.lora)) return null;
+      if (l.max === null || l.running.length < l.max) return null;
+      return `adapter ${r.lora} not loaded and all ${l.max} adapter slots busy`;
+    },
+    failOpen,
+  );
+
+/** KV-cache use under a watermark; stale readings are left to the metrics-fresh filter. */
+export const kvWatermarkFilter = (threshold: number, failOpen?: boolean): Filter =>
+  predicateFilter(
+    "kv-watermark",
+    (e, ctx) =>
+      e.kvUsage !== null && e.metricsFresh(ctx.now) && e.kvUsage >= threshold
+        ? `KV use ${e.kvUsage.toFixed(2)} >= watermark ${threshold}`
+        : null,
+    failOpen,
+  );
+
+/** The gateway's own in-flight requests under a per-endpoint concurrency cap. */
+export const concurrencyCapFilter = (maxInflight: number, failOpen?: boolean): Filter =>
+  predicateFilter(
+    "concurrency-cap",
+    (e) =>
+      e.inflightRequests >= maxInflight ? `${e.inflightRequests} in flight >= cap ${maxInflight}` : null,
+    failOpen,
+  );
+
+/**
+ * Metrics younger than the endpoint's staleness bound. `require` removes stale endpoints; `prefer`
+ * removes them only while some endpoint is fresh, and otherwise keeps all (the pick then runs on the
+ * gateway's own accounting and says so).
+ */
+export function metricsFreshFilter(mode: "require" | "prefer", failOpen?: boolean): Filter {
+  const inner = predicateFilter("metrics-fresh", (e, ctx) =>
+    e.metricsFresh(ctx.now) ? null : "metrics stale",
+  );
+  return {
+    type: "metrics-fresh",
+    ...(failOpen === undefined ? {} : { failOpen }),
+    filter<E extends PickerEndpoint>(ctx: PickContext, endpoints: readonly E[]): FilterOutcome<E> {
+      const out = inner.filter(ctx, endpoints);
+      if (mode === "require" || out.kept.length > 0 || endpoints.length === 0) return out;
+      return {
+        kept: [...endpoints],
+        removed: [],
+        note: "metrics-fresh(prefer): no endpoint has fresh metrics",
+      };
+    },
+  };
+}

@@ -1,0 +1,50 @@
+// The picker's estimate of how long a request would wait on an endpoint before its first token: queue
+// wait plus prefill of the part of the prompt the endpoint probably does not have cached.
+
+import type { CostModel, PickerEndpoint, Signals } from "./types.js";
+
+export const DEFAULT_COST_MODEL: CostModel = {
+  prefillMsPerToken: 0.1,
+  waitingRequestMs: 100,
+  tokensPerBlock: 16,
+};
+
+/**
+ * Requests queued ahead. With fresh metrics, the scraped queue, but never less than what the gateway
+ * itself has in flight beyond the engine's running batch: a burst sent since the last scrape must count,
+ * or every request of it sees the same queue and herds onto one pod. Without fresh metrics, the
+ * gateway's own in-flight count is all there is.
+ */
+export function queuedAhead(e: PickerEndpoint, signals: Signals): number {
+  if (signals === "predicted") return e.inflightRequests;
+  return Math.max(e.waiting ?? 0, e.inflightRequests - (e.running ?? 0));
+}
+
+/** Predicted time to first token on `e`, in ms, given how many leading prompt blocks it holds. */
+export function predictedDelayMs(
+  e: PickerEndpoint,
+  matchedBlocks: number,
+  inputTokens: number,
+  signals: Signals,
+  cost: CostModel,
+): number {
+  const uncached = Math.max(0, inputTokens - matchedBlocks * cost.tokensPerBlock);
+  return queuedAhead(e, signals) * cost.waitingRequestMs + uncached * cost.prefillMsPerToken;
+}
+
+/** (max − v)/(max − min) per value: the lowest scores 1, the highest 0; all equal → all 1. */
+export function invertedMinMax(values: readonly number[]): number[] {
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const v of values) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const span = max - min;
+  return values.map((v) => (span > 0 ? (max - v) / span : 1));
+}
+
+/** v clamped to [0,1]; NaN (a scorer dividing by zero) counts as 0 rather than poisoning the total. */
+export function clamp01(v: number): number {
+  return Number.isNaN(v) ? 0 : Math.min(1, Math.max(0, v));
+}

@@ -1,0 +1,152 @@
+// The picker's extension points, in the shape of the Gateway API Inference Extension's scheduling
+// framework: filters remove, scorers rate in [0,1], a picker chooses; every step can say why.
+
+import type { LoraState } from "../../endpoints/dialects.js";
+import type { PrefixIndex } from "../prefix-index/prefix-index.js";
+
+/** What the picker reads of an endpoint; `EndpointState` satisfies it. */
+export interface PickerEndpoint {
+  readonly name: string;
+  readonly healthy: boolean;
+  readonly draining: boolean;
+  readonly ejectedUntil: number;
+  readonly inflightRequests: number;
+  readonly inflightTokens: number;
+  readonly waiting: number | null;
+  readonly running: number | null;
+  readonly kvUsage: number | null;
+  readonly blockSize: number | null;
+  readonly numGpuBlocks: number | null;
+  readonly loras: LoraState | null;
+  /** Served model and version, when the endpoint declares them; absent means "the pool's model". */
+  readonly model?: string | null;
+  readonly modelVersion?: string | null;
+  metricsFresh(now: number): boolean;
+}
+
+/** The part of a request the picker reads. */
+export interface PickRequest {
+  /** Served model name. */
+  readonly model: string;
+  /** Required model version; null accepts any. */
+  readonly modelVersion: string | null;
+  readonly lora: string | null;
+  readonly inputTokens: number;
+  readonly maxTokens: number;
+  /** Chained prompt block hashes (`promptBlockHashes`); empty when the prompt is under one block. */
+  readonly blockHashes: ArrayLike<number>;
+  /** Value of the session header; null when absent. */
+  readonly sessionKey: string | null;
+}
+
+export interface PickContext {
+  readonly request: PickRequest;
+  readonly now: number;
+  /** The pool's prefix index; null disables prefix affinity. */
+  readonly prefixIndex?: PrefixIndex | null;
+  /** Injected for tests; defaults to Math.random. */
+  readonly random?: () => number;
+}
+
+/** Where the load signals of one pick came from. */
+export type Signals = "metrics" | "predicted";
+
+/** How the estimate of queue wait and prefill cost is made (the load guard and delay scorer share it). */
+export interface CostModel {
+  /** Prefill cost of one uncached prompt token, in ms. */
+  readonly prefillMsPerToken: number;
+  /** Wait added by one request queued ahead, in ms. */
+  readonly waitingRequestMs: number;
+  /** Tokens per prefix block (the engine's block size). */
+  readonly tokensPerBlock: number;
+}
+
+/** What scorers see: the context plus what the cycle computed once for every scorer. */
+export interface ScoringContext extends PickContext {
+  readonly signals: Signals;
+  /** Leading prompt blocks each candidate probably holds, aligned with the candidate list. */
+  readonly matchedBlocks: readonly number[];
+  /** Predicted time to first token per candidate, ms (`cost-model.ts`), shared with the load guard. */
+  readonly delayMs: readonly number[];
+  readonly cost: CostModel;
+}
+
+export interface FilterOutcome<E> {
+  readonly kept: readonly E[];
+  readonly removed: readonly { endpoint: E; why: string }[];
+  /** Said when the filter changed its own behaviour (e.g. "prefer" keeping stale endpoints). */
+  readonly note?: string;
+}
+
+export interface Filter {
+  readonly type: string;
+  /** Overrides the profile's failOpen for this filter. */
+  readonly failOpen?: boolean;
+  filter<E extends PickerEndpoint>(ctx: PickContext, endpoints: readonly E[]): FilterOutcome<E>;
+}
+
+export type ScorerCategory = "affinity" | "distribution" | "balance";
+
+export interface Scorer {
+  readonly type: string;
+  readonly category: ScorerCategory;
+  /** The load guard may overrule this scorer's preference (cache and session affinity, not LoRA). */
+  readonly yieldsToLoad?: boolean;
+  /** One value in [0,1] per endpoint, aligned with `endpoints`. */
+  score(ctx: ScoringContext, endpoints: readonly PickerEndpoint[]): number[];
+}
+
+export interface PickerChoice {
+  readonly index: number;
+  /** `p2c` when the scores carried no signal and two random candidates were compared by load. */
+  readonly how: "max_score" | "p2c";
+  readonly why: string;
+}
+
+export interface Picker {
+  readonly type: string;
+  /** `totals[i]` is endpoint i's weighted sum; the array may be longer than `endpoints`. */
+  pick(ctx: ScoringContext, endpoints: readonly PickerEndpoint[], totals: ArrayLike<number>): PickerChoice;
+}
+
+export interface WeightedScorer {
+  readonly scorer: Scorer;
+  readonly weight: number;
+}
+
+/** A built, ready-to-run picker profile (from `buildPickerProfile(config)`). */
+export interface PickerProfile {
+  readonly filters: readonly Filter[];
+  readonly scorers: readonly WeightedScorer[];
+  readonly picker: Picker;
+  readonly failOpen: boolean;
+  /** Null disables the load guard. */
+  readonly loadGuard: { readonly marginMs: number } | null;
+  readonly cost: CostModel;
+  /** Named in the result when no endpoint is left; null fails fast. */
+  readonly backupPool: string | null;
+  /** How many candidates the result lists in `topScores`. */
+  readonly topScores: number;
+}
+
+/** Degradation order: metrics → predicted → p2c → backup_pool / no_endpoint. */
+export type PickMode = "metrics" | "predicted" | "affinity_yielded" | "p2c" | "backup_pool" | "no_endpoint";
+
+export interface ScoreLine {
+  readonly endpoint: string;
+  readonly total: number;
+  readonly perScorer: Record<string, number>;
+}
+
+export interface PickResult<E> {
+  readonly endpoint: E | null;
+  readonly mode: PickMode;
+  readonly signals: Signals | null;
+  readonly reason: string;
+  /** Set with mode `backup_pool`. */
+  readonly backupPool: string | null;
+  readonly topScores: ScoreLine[];
+  readonly filtered: { endpoint: string; filter: string; why: string }[];
+  /** Fail-open and other changes of behaviour, in order. */
+  readonly notes: string[];
+}

@@ -1,0 +1,170 @@
+// Pins the prefix index: leading-block matches, one global LRU budget across endpoints, per-endpoint
+// capacity, removal of an endpoint, and agreement with a plain reference model under random use.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { seededRandom } from "../framework/fake-endpoint.js";
+import { PrefixIndex } from "./prefix-index.js";
+
+const seq = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+
+describe("PrefixIndex.match", () => {
+  it("counts the leading blocks each endpoint holds and stops at the first it lacks", () => {
+    const ix = new PrefixIndex({ maxBlocks: 100 });
+    ix.record("a", [1, 2, 3, 4]);
+    ix.record("b", [1, 2]);
+    ix.record("c", [9]);
+    assert.deepEqual(
+      ix.match([1, 2, 3, 4, 5]),
+      new Map([
+        ["a", 4],
+        ["b", 2],
+      ]),
+    );
+    assert.deepEqual(
+      ix.match([1, 7, 3]),
+      new Map([
+        ["a", 1],
+        ["b", 1],
+      ]),
+    );
+    assert.deepEqual(
+      ix.match([2, 3]),
+      new Map([
+        ["a", 2],
+        ["b", 1],
+      ]),
+    );
+    assert.deepEqual(ix.match([5]), new Map());
+    assert.deepEqual(ix.match([]), new Map());
+  });
+
+  it("does not count a block held after a gap", () => {
+    const ix = new PrefixIndex();
+    ix.record("a", [1, 3]);
+    ix.record("b", [2]);
+    assert.deepEqual(ix.match([1, 2, 3]), new Map([["a", 1]]));
+  });
+
+  it("handles endpoints beyond the first 32-bit word", () => {
+    const ix = new PrefixIndex({ maxEndpoints: 100 });
+    for (let i = 0; i < 100; i++) ix.record(`e${i}`, seq(0, i % 5));
+    const m = ix.match(seq(0, 5));
+    assert.equal(m.get("e99"), 4);
+    assert.equal(m.get("e33"), 3);
+    assert.equal(m.has("e35"), false);
+  });
+
+  it("refuses a new endpoint past maxEndpoints", () => {
+    const ix = new PrefixIndex({ maxEndpoints: 2 });
+    assert.equal(ix.record("a", [1]), true);
+    assert.equal(ix.record("b", [1]), true);
+    assert.equal(ix.record("c", [1]), false);
+  });
+});
+
+describe("PrefixIndex budget", () => {
+  it("never holds more than maxBlocks and evicts the least recently used across endpoints", () => {
+    const ix = new PrefixIndex({ maxBlocks: 10 });
+    ix.record("a", seq(100, 6));
+    ix.record("b", seq(200, 6));
+    assert.equal(ix.size, 10);
+    // a's prompt went first, recorded last-to-first: its tail blocks 104, 105 went, its head stays.
+    assert.equal(ix.match(seq(100, 6)).get("a"), 4);
+    assert.equal(ix.match(seq(200, 6)).get("b"), 6);
+    assert.equal(ix.blocksOf("a") + ix.blocksOf("b"), 10);
+  });
+
+  it("refreshes a re-recorded prompt so it outlives newer but unused ones", () => {
+    const ix = new PrefixIndex({ maxBlocks: 8 });
+    ix.record("a", seq(1, 4));
+    ix.record("b", seq(11, 4));
+    ix.record("a", seq(1, 4));
+    ix.record("c", seq(21, 4));
+    assert.equal(ix.match(seq(1, 4)).get("a"), 4);
+    assert.equal(ix.match(seq(11, 4)).size, 0);
+  });
+
+  it("caps one endpoint at its capacity without touching the others", () => {
+    const ix = new PrefixIndex({ maxBlocks: 1000 });
+    ix.record("b", seq(500, 20));
+    ix.setEndpointCapacity("a", 5);
+    ix.record("a", seq(0, 8));
+    assert.equal(ix.blocksOf("a"), 5);
+    assert.equal(ix.match(seq(0, 8)).get("a"), 5);
+    assert.equal(ix.blocksOf("b"), 20);
+    ix.setEndpointCapacity("a", 3);
+    assert.equal(ix.match(seq(0, 8)).get("a"), 3);
+  });
+
+  it("grows its arrays with use, up to the budget", () => {
+    const ix = new PrefixIndex({ maxBlocks: 5000 });
+    const small = ix.bytes();
+    ix.record("a", seq(0, 5000));
+    assert.ok(ix.bytes() > small);
+    assert.equal(ix.size, 5000);
+    ix.record("a", seq(10_000, 100));
+    assert.equal(ix.size, 5000);
+    assert.equal(ix.match(seq(10_000, 100)).get("a"), 100);
+  });
+});
+
+describe("PrefixIndex.removeEndpoint", () => {
+  it("forgets the endpoint, frees blocks no one else holds and reuses its slot", () => {
+    const ix = new PrefixIndex({ maxEndpoints: 2 });
+    ix.record("a", [1, 2, 3]);
+    ix.record("b", [1, 2]);
+    ix.removeEndpoint("a");
+    assert.deepEqual(ix.match([1, 2, 3]), new Map([["b", 2]]));
+    assert.equal(ix.size, 2);
+    assert.equal(ix.blocksOf("a"), 0);
+    assert.equal(ix.record("c", [3]), true);
+    assert.deepEqual(ix.match([3]), new Map([["c", 1]]));
+  });
+});
+
+describe("PrefixIndex against a reference model", () => {
+  it("agrees with a Map-based LRU under random records, removals and a tight budget", () => {
+    const random = seededRandom(7);
+    const budget = 300;
+    const ix = new PrefixIndex({ maxBlocks: budget, maxEndpoints: 40 });
+    // Reference: hash → set of endpoints, in LRU order (Map keeps insertion order).
+    const ref = new Map<number, Set<string>>();
+    const names = Array.from({ length: 40 }, (_, i) => `e${i}`);
+    for (let step = 0; step < 3000; step++) {
+      const name = names[Math.floor(random() * names.length)]!;
+      if (random() < 0.02) {
+        ix.removeEndpoint(name);
+        for (const [h, s] of ref) {
+          s.delete(name);
+          if (s.size === 0) ref.delete(h);
+        }
+        continue;
+      }
+      const start = Math.floor(random() * 400) * 3;
+      const hashes = seq(start, 1 + Math.floor(random() * 20));
+      ix.record(name, hashes);
+      for (let i = hashes.length - 1; i >= 0; i--) {
+        const h = hashes[i]!;
+        const s = ref.get(h) ?? new Set<string>();
+        ref.delete(h);
+        if (!s.has(name) && ref.size >= budget) ref.delete(ref.keys().next().value!);
+        s.add(name);
+        ref.set(h, s);
+        while (ref.size > budget) ref.delete(ref.keys().next().value!);
+      }
+      const probe = seq(Math.floor(random() * 400) * 3, 10);
+      const want = new Map<string, number>();
+      let alive: Set<string> | null = null;
+      for (let i = 0; i < probe.length; i++) {
+        const s = ref.get(probe[i]!);
+        const next: Set<string> = new Set([...(s ?? [])].filter((n) => alive === null || alive.has(n)));
+        for (const n of next) want.set(n, i + 1);
+        if (next.size === 0) break;
+        alive = next;
+      }
+      assert.deepEqual(ix.match(probe), want, `step ${step}`);
+      assert.equal(ix.size, ref.size, `size at step ${step}`);
+    }
+  });
+});

@@ -1,0 +1,20 @@
+// In-flight tokens: the gateway's own count of tokens it has sent each endpoint and not yet seen finish.
+// Updated by the caller at decision time, so it moves within a burst where scraped metrics cannot.
+
+import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
+
+/**
+ * Score 1 − tokens / max(most loaded, floorTokens). The floor keeps a few short requests from looking
+ * like a full-range difference when the pool is nearly idle.
+ */
+export function inflightTokensScorer(floorTokens = 8192): Scorer {
+  return {
+    type: "inflight-tokens",
+    category: "balance",
+    score(_ctx: ScoringContext, endpoints: readonly PickerEndpoint[]): number[] {
+      let max = floorTokens;
+      for (const e of endpoints) if (e.inflightTokens > max) max = e.inflightTokens;
+      return endpoints.map((e) => 1 - e.inflightTokens / max);
+    },
+  };
+}

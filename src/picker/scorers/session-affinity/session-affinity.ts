@@ -1,0 +1,30 @@
+// Session affinity: a session key (from a request header) maps to one endpoint by rendezvous hashing,
+// which needs no table and moves only the sessions of an endpoint that leaves the candidate set.
+
+import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
+import { hashChars } from "../../prefix-index/block-hashes.js";
+
+export function sessionAffinityScorer(): Scorer {
+  return {
+    type: "session-affinity",
+    category: "affinity",
+    yieldsToLoad: true,
+    score(ctx: ScoringContext, endpoints: readonly PickerEndpoint[]): number[] {
+      const key = ctx.request.sessionKey;
+      const out = new Array<number>(endpoints.length).fill(0);
+      if (key === null || endpoints.length === 0) return out;
+      const root = hashChars(0, key, 0, key.length);
+      let best = 0;
+      let bestHash = -1;
+      endpoints.forEach((e, i) => {
+        const h = hashChars(root, e.name, 0, e.name.length);
+        if (h > bestHash) {
+          bestHash = h;
+          best = i;
+        }
+      });
+      out[best] = 1;
+      return out;
+    },
+  };
+}
