@@ -1,5 +1,6 @@
 // GatewayConfigSet: everything the gateway runs from, validated and frozen; built only from a config with
 // no errors, so a failed reload never yields a half-built value.
+import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
 import type { GatewaySettings } from "./gateway-settings.js";
 import type { InferencePoolConfig } from "./inference-pool.js";
 import type { RouteConfig } from "./route-types.js";
@@ -31,6 +32,8 @@ export interface GatewayConfigSet {
   readonly pools: ReadonlyMap<string, InferencePoolConfig>;
   /** The GatewayConfig document, or defaults when there is none. */
   readonly gateway: GatewaySettings;
+  /** Each pool's endpoint picker (EndpointPicker documents, or the defaults). */
+  readonly pickers: ReadonlyMap<string, EndpointPickerConfig>;
   /** InferenceBudget documents, stored for the budget stage. */
   readonly budgets: readonly StoredDocument[];
   /** Files read, in order. */

@@ -6,7 +6,12 @@ import { describe, FieldReader, isPlainMap } from "./fields.js";
 export const API_VERSIONS = ["ai.example.com/v1alpha1", "tokengate.dev/v1alpha1"] as const;
 
 /** Kinds validated here. */
-export const VALIDATED_KINDS = ["InferencePool", "InferenceRoute", "GatewayConfig"] as const;
+export const VALIDATED_KINDS = [
+  "InferencePool",
+  "InferenceRoute",
+  "GatewayConfig",
+  "EndpointPicker",
+] as const;
 /** Kinds recognised but stored as-is (budgets: a later issue) or skipped (the simulator's fleet). */
 export const STORED_KINDS = ["InferenceBudget"] as const;
 export const SKIPPED_KINDS = ["SimFleet"] as const;

@@ -6,6 +6,7 @@ import {
   type GatewayConfigSet,
   type StoredDocument,
 } from "./config-set.js";
+import { type PlacedPickerConfig, parseEndpointPickerDoc, pickersByPool } from "./endpoint-picker.js";
 import { type ConfigKind, type Envelope, readEnvelope, skippedKind } from "./envelope.js";
 import { type ConfigError, type ConfigIssue, formatPath, IssueList } from "./errors.js";
 import { isPlainMap } from "./fields.js";
@@ -149,6 +150,13 @@ function validateSources(sources: SourceSet, root: string, options: LoadOptions)
     if (i === 0) gateway = parsed;
   });
 
+  const placedPickers: PlacedPickerConfig[] = [];
+  for (const d of get("EndpointPicker")) {
+    const placed = parseEndpointPickerDoc(d.env, poolNames, d.issues);
+    if (placed) placedPickers.push(placed);
+  }
+  const pickers = pickersByPool(placedPickers, poolNames);
+
   const budgets: StoredDocument[] = get("InferenceBudget").map((b) => ({
     kind: b.env.kind,
     name: b.env.name,
@@ -167,6 +175,7 @@ function validateSources(sources: SourceSet, root: string, options: LoadOptions)
     route,
     pools,
     gateway,
+    pickers,
     budgets,
     sources: [...sources.files],
     documents: summaries,

@@ -4,7 +4,8 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import { pickLeastLoaded } from "../picker/least-loaded.js";
+import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
+import { promptHashesFor } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { attemptUpstream } from "../proxy/upstream-attempt.js";
 import { routeRequest } from "../route/route-request.js";
@@ -138,19 +139,50 @@ async function serve(
   rec.dispatchedAt = performance.now();
   gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
 
+  const picker = pool.picker;
+  const blockHashes = promptHashesFor(
+    picker.config,
+    promptTextOf(kind, profile.body),
+    decision.upstreamModel,
+    null,
+  );
+  const sessionKey = picker.sessionHeader ? headerString(req.headers[picker.sessionHeader]) : null;
+
   for (;;) {
-    const pick = pickLeastLoaded(pool.endpoints, tried, Date.now());
-    if (!pick) {
-      throw new GatewayError(
-        "no_healthy_endpoint",
-        tried.size > 0
-          ? `every endpoint of pool ${decision.pool} failed this request`
-          : `pool ${decision.pool} has no healthy endpoint`,
-        { route: decision.pool, retryAfterSeconds: 1, fallbackOptions: ["retry_later"] },
-      );
+    const candidates = tried.size === 0 ? pool.endpoints : pool.endpoints.filter((e) => !tried.has(e));
+    const pick = pickEndpoint(
+      picker.profile,
+      {
+        request: {
+          model: decision.upstreamModel,
+          modelVersion: null,
+          lora: null,
+          inputTokens,
+          maxTokens: decision.maxTokens,
+          blockHashes,
+          sessionKey,
+        },
+        now: Date.now(),
+        prefixIndex: picker.index,
+      },
+      candidates,
+    );
+    rec.pickMode = pick.mode;
+    rec.pickReason = pick.reason;
+    rec.pickScores = pick.topScores.map((t) => `${t.endpoint}=${t.total.toFixed(3)}`).join(" ");
+    if (!pick.endpoint) {
+      const why =
+        tried.size > 0 ? `every endpoint of pool ${decision.pool} failed this request` : pick.reason;
+      throw new GatewayError("no_healthy_endpoint", `pool ${decision.pool}: ${why}`, {
+        route: decision.pool,
+        retryAfterSeconds: 1,
+        fallbackOptions: pick.backupPool ? [`pool:${pick.backupPool}`, "retry_later"] : ["retry_later"],
+      });
     }
     const ep = pick.endpoint;
-    if (pick.mode === "local" && ep.waiting !== null) rec.addFallback("stale_metrics");
+    if (pick.mode !== "metrics") rec.addFallback(`pick:${pick.mode}`);
+    // What the engine will now hold, so the next request of this prefix finds it.
+    picker.index.record(ep.name, blockHashes);
     rec.attempts++;
     rec.endpoint = ep.name;
     rec.kvCacheUsedRatio = ep.kvUsage;
@@ -248,6 +280,34 @@ async function serve(
     }
     return;
   }
+}
+
+/**
+ * The prompt as one string for prefix hashing: messages in order, role and content, so two requests
+ * sharing a system prompt and history share a prefix here exactly where they do in the engine.
+ */
+function promptTextOf(kind: ApiKind, body: Record<string, unknown>): string {
+  if (kind === "completion") {
+    const p = body.prompt;
+    return typeof p === "string" ? p : Array.isArray(p) ? p.join(",") : "";
+  }
+  let text = "";
+  for (const m of body.messages as { role: string; content?: unknown }[]) {
+    const c = m.content;
+    const content =
+      typeof c === "string"
+        ? c
+        : Array.isArray(c)
+          ? c.map((part: { text?: unknown }) => (typeof part.text === "string" ? part.text : "")).join("\n")
+          : "";
+    text += `<${m.role}>${content}\n`;
+  }
+  return text;
+}
+
+function headerString(v: string | string[] | undefined): string | null {
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s === "" ? null : s;
 }
 
 /** Metrics and the log line, once per request. */

@@ -4,16 +4,29 @@
 import type { Dispatcher } from "undici";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
+import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
+import type { PickerProfile } from "../picker/framework/types.js";
+import type { PrefixIndex } from "../picker/prefix-index/prefix-index.js";
 import type { TokenCorrection } from "../profile/token-correction.js";
 import type { RetryBudget } from "../proxy/retry-budget.js";
 import type { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import type { RequestLog } from "../telemetry/request-log.js";
 import type { Identifier } from "./identify.js";
 
+/** A pool's endpoint picker: its config, the plugins built from it, and what it learned of prefixes. */
+export interface PoolPicker {
+  readonly config: EndpointPickerConfig;
+  readonly profile: PickerProfile;
+  readonly index: PrefixIndex;
+  /** Request header whose value keys session affinity, when configured (lowercase). */
+  readonly sessionHeader: string | null;
+}
+
 export interface PoolRuntime {
   readonly name: string;
   readonly endpoints: EndpointState[];
   readonly retryBudget: RetryBudget;
+  readonly picker: PoolPicker;
 }
 
 export interface GatewayRuntime {

@@ -9,6 +9,12 @@ import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
 import { EndpointState } from "../endpoints/endpoint-state.js";
 import { EndpointMonitor } from "../endpoints/scraper.js";
+import {
+  buildPickerProfile,
+  createPrefixIndex,
+  sessionHeader,
+  syncIndexCapacity,
+} from "../picker/picker-profile.js";
 import { TokenCorrection } from "../profile/token-correction.js";
 import { RetryBudget } from "../proxy/retry-budget.js";
 import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
@@ -41,6 +47,7 @@ export class Gateway implements GatewayRuntime {
   private readonly opts: GatewayOptions;
   private boundPort = 0;
   private adminPort = 0;
+  private capacityTimer: NodeJS.Timeout | null = null;
 
   constructor(config: GatewayConfigSet, opts: GatewayOptions = {}) {
     this.config = config;
@@ -56,10 +63,18 @@ export class Gateway implements GatewayRuntime {
     for (const pool of config.pools.values()) {
       const endpoints = EndpointState.forPool(pool);
       all.push(...endpoints);
+      const pickerConfig = config.pickers.get(pool.name)!;
+      const session = sessionHeader(pickerConfig);
       this.pools.set(pool.name, {
         name: pool.name,
         endpoints,
         retryBudget: new RetryBudget(g.retry.budgetPercent),
+        picker: {
+          config: pickerConfig,
+          profile: buildPickerProfile(pickerConfig),
+          index: createPrefixIndex(pickerConfig),
+          sessionHeader: session ? session.toLowerCase() : null,
+        },
       });
     }
     this.monitor = new EndpointMonitor(all, {
@@ -109,6 +124,11 @@ export class Gateway implements GatewayRuntime {
   /** Listens, and waits (briefly) for the first health checks so the first requests find endpoints. */
   async start(): Promise<void> {
     this.monitor.start();
+    // Each endpoint's share of the prefix index follows the KV cache its engine reports.
+    this.capacityTimer = setInterval(() => {
+      for (const p of this.pools.values()) syncIndexCapacity(p.picker.index, p.picker.config, p.endpoints);
+    }, 2000);
+    this.capacityTimer.unref();
     const g = this.config.gateway;
     this.boundPort = await listen(
       this.server,
@@ -129,6 +149,7 @@ export class Gateway implements GatewayRuntime {
   }
 
   async stop(): Promise<void> {
+    if (this.capacityTimer) clearInterval(this.capacityTimer);
     await this.monitor.stop();
     await Promise.all([close(this.server), this.adminServer ? close(this.adminServer) : Promise.resolve()]);
     await Promise.all([...this.dispatchers.values()].map((d) => d.destroy()));

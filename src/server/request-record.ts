@@ -29,6 +29,10 @@ export class RequestRecord {
   decodeMs: number | null = null;
   kvCacheUsedRatio: number | null = null;
   fallbackReason: string | null = null;
+  /** The endpoint picker's mode (degradation order), reason and top scores. */
+  pickMode: string | null = null;
+  pickReason: string | null = null;
+  pickScores: string | null = null;
   clientCancelled = false;
   attempts = 0;
   httpStatus = 0;
@@ -80,6 +84,9 @@ export class RequestRecord {
       kv_cache_used_ratio: this.kvCacheUsedRatio,
       gpu_memory_used_ratio: null,
       fallback_reason: this.fallbackReason,
+      pick_mode: this.pickMode,
+      pick_reason: this.pickReason,
+      pick_scores: this.pickScores,
       client_cancelled: this.clientCancelled,
       stream: this.stream,
       attempts: this.attempts,

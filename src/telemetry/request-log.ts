@@ -33,6 +33,11 @@ export interface RequestLogLine {
   kv_cache_used_ratio: number | null;
   gpu_memory_used_ratio: number | null;
   fallback_reason: string | null;
+  /** The endpoint picker's mode in the degradation order: metrics, predicted, affinity_yielded, p2c, … */
+  pick_mode: string | null;
+  pick_reason: string | null;
+  /** The top candidates' total scores, `endpoint=score` separated by spaces. */
+  pick_scores: string | null;
   client_cancelled: boolean;
   stream: boolean | null;
   attempts: number;
