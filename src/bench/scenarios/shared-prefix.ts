@@ -13,13 +13,16 @@ import type { ScenarioPhase, ShippedScenario } from "./shipped.js";
 // under half the fleet's: a router that keeps groups together fits them all in cache, one that spreads
 // them makes every replica cycle through all of them. Measured (seed 1, full run): nginx least_conn got
 // 37.6% of prompt tokens from cache, TTFT P95 115 ms; a group-sticky router could reach ~83% (only each
-// group's first request misses). A miss costs only ~35 ms of prefill at this rate, so the lead may raise
-// RATE to turn the hit-rate gap into a TTFT gap; 40 req/s ran cleanly on a 2-core machine.
+// group's first request misses). A miss costs ~35 ms of prefill, which only shows in TTFT once the fleet
+// is busy: at 40 req/s every router answered in ~100 ms; at 100 req/s (seed 1, full) tokengate's picker
+// kept 82% of prompt tokens cached against least_conn's 37% and a P90 TTFT of 97 ms against 205 ms.
+// 120 req/s puts a spreading router near its prefill capacity (~1 s of prefill per second per replica
+// at 37% hits) while an affine one stays at a third of it: the load where prefix routing decides TTFT.
 
 const GROUPS = 384;
 const PROMPTS_PER_GROUP = 16;
-/** Requests/s: ~10 per replica, about a quarter of a replica's prefill capacity if every system prompt missed. */
-const RATE = 40;
+/** Requests/s: 30 per replica; near a replica's prefill capacity if most system prompts miss. */
+const RATE = 120;
 /** Quick: fewer groups, so each still recurs ~8 times in 12 s. */
 const QUICK_GROUPS = 64;
 const QUICK_DURATION_S = 12;

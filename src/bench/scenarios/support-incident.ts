@@ -44,6 +44,11 @@ const BATCH_PROMPT = { median: 52_000, sigma: 0.08, min: 40_000, max: 60_000 };
 const BATCH_SYSTEM_TOKENS = 320;
 const BATCH_MAX_TOKENS = 1800;
 /**
+ * Quick runs keep the batch prompts (their prefill is what blocks live requests) but stop the replies
+ * at 300 tokens: 1,800 tokens of decode keep a pod busy ~35 s after the page, past a CI smoke budget.
+ */
+const QUICK_BATCH_MAX_TOKENS = 300;
+/**
  * The recompute job pulls a page of tickets from its backlog and submits the page at once ("只要队列里有
  * 任务就持续发"). A page of 24 puts ~6 one-second prefills in front of each pod's live requests: seconds
  * of TTFT for the live requests of those seconds, drained well before the next page. Measured on the
@@ -104,7 +109,8 @@ function generate(opts: GenerateOptions): TraceRequest[] {
   [...batchTimes, ...tail]
     .sort((x, y) => x - y)
     .forEach((t, i) => {
-      out.push(batch(t, `batch-${pad(i)}`, lognormalInt(batchSizes, BATCH_PROMPT)));
+      const maxTokens = opts.quick ? QUICK_BATCH_MAX_TOKENS : BATCH_MAX_TOKENS;
+      out.push(batch(t, `batch-${pad(i)}`, lognormalInt(batchSizes, BATCH_PROMPT), maxTokens));
     });
 
   return out.sort((x, y) => x.t_ms - y.t_ms);
@@ -126,7 +132,7 @@ function summary(t: number, id: string, cls: string, prompt: number, maxTokens: 
   };
 }
 
-function batch(t: number, id: string, prompt: number): TraceRequest {
+function batch(t: number, id: string, prompt: number, maxTokens: number): TraceRequest {
   return {
     t_ms: Math.floor(t),
     id,
@@ -137,7 +143,7 @@ function batch(t: number, id: string, prompt: number): TraceRequest {
     prefix_group: BATCH_TASK,
     prefix_tokens: BATCH_SYSTEM_TOKENS,
     lang: "zh",
-    max_tokens: BATCH_MAX_TOKENS,
+    max_tokens: maxTokens,
     stream: false,
   };
 }
