@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { seededRandom } from "../sim/rng.js";
 import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
+import { scrapeEngine } from "./engine-sampler.js";
 import { percentile, poissonGapMs, round } from "./stats.js";
 import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.js";
 
@@ -134,7 +135,7 @@ async function fidelity(opts: FidelityOptions): Promise<{ points: RatePoint[]; s
 
 async function efficiency(
   opts: FidelityOptions,
-): Promise<{ cores: number; tokens_per_s: number; streams: number }> {
+): Promise<{ cores: number; tokens_per_s: number; cpu_us_per_token: number; streams: number }> {
   const sim: Child = await startTokengate(
     ["sim", "--replicas", "8", "--port", "0", "--profile", "h100-llama8b", "--model", "llama-3-8b"],
     READY,
@@ -146,30 +147,42 @@ async function efficiency(
   const random = seededRandom(opts.seed + 1);
   const streams = 200;
   let stop = false;
-  let tokens = 0;
   const loop = async (i: number) => {
     while (!stop) {
-      const r = await streamCompletion(
+      await streamCompletion(
         urls[i % urls.length]!,
         { model: "llama-3-8b", prompt: randomPrompt(random), max_tokens: 512, ignore_eos: true },
         { agent },
       );
-      tokens += r.contentFrames;
     }
   };
   const loops = Array.from({ length: streams }, (_, i) => loop(i));
   try {
     await new Promise((r) => setTimeout(r, 2000)); // warm up to a steady state
+    // Tokens streamed are counted by the engines themselves: a client count would only see finished requests.
+    const generated = async () =>
+      (await Promise.all(urls.map((u) => scrapeEngine(u)))).reduce(
+        (a, s) => a + s.totals.generationTokens,
+        0,
+      );
     const c0 = cpuSeconds(sim.pid);
-    const k0 = tokens;
+    const k0 = await generated();
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, opts.efficiencySeconds * 1000));
-    const cores = (cpuSeconds(sim.pid) - c0) / ((performance.now() - t0) / 1000);
-    const rate = (tokens - k0) / ((performance.now() - t0) / 1000);
+    const c1 = cpuSeconds(sim.pid);
+    const k1 = await generated();
+    const seconds = (performance.now() - t0) / 1000;
+    const cores = (c1 - c0) / seconds;
+    const rate = (k1 - k0) / seconds;
     stop = true;
     await sim.stop();
     await Promise.allSettled(loops);
-    return { cores: round(cores, 3), tokens_per_s: Math.round(rate), streams };
+    return {
+      cores: round(cores, 3),
+      tokens_per_s: Math.round(rate),
+      cpu_us_per_token: round((cores * 1e6) / rate, 1),
+      streams,
+    };
   } finally {
     stop = true;
     await sim.stop();
@@ -221,7 +234,7 @@ for Llama-3-8B on one H100 (vLLM v0.11, same settings): ratio ${result.saturatio
 ${rows}
 
 **Efficiency:** 8 h100-llama8b replicas in one process, ${eff.streams} concurrent streams (${eff.tokens_per_s} tokens/s
-streamed): the simulator process used **${eff.cores} cores**.
+streamed): the simulator process used **${eff.cores} cores** (${eff.cpu_us_per_token} µs of CPU per streamed token).
 `;
   writeFileSync(join(opts.outDir, "sim-fidelity.md"), md);
   process.stdout.write(md);
