@@ -24,7 +24,7 @@ import { BATCH_TASK, LIVE_TASK, originalTopology, splitTopology } from "./suppor
  * ~50 s on the split topology's single batch pod, so a quick run stays under a minute per router.
  */
 const FULL = { liveOnlyS: 20, floodS: 120, batchOnlyS: 60, batchPageSize: 24 };
-const QUICK = { liveOnlyS: 3, floodS: 10, batchOnlyS: 5, batchPageSize: 12 };
+const QUICK = { liveOnlyS: 2, floodS: 6, batchOnlyS: 2, batchPageSize: 12 };
 
 /** Live summaries per second, fleet-wide: ~90 ms of pod time each, ~20% of the 4 pods on their own. */
 const LIVE_RATE = 8;
