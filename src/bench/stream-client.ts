@@ -41,15 +41,8 @@ export function makeAgent(connections = 512): Agent {
 
 const CONTENT = /"(?:content|text)":"(?:[^"\\]|\\.)/;
 
-/** Sends one non-streaming completion; `ttftMs` is NaN (the reply comes whole). Never throws. */
-export async function sendCompletion(
-  baseUrl: string,
-  body: Record<string, unknown>,
-  opts: SendOptions = {},
-): Promise<StreamResult> {
-  const path = opts.path ?? (body.messages ? "/v1/chat/completions" : "/v1/completions");
-  const t0 = performance.now();
-  const out: StreamResult = {
+function emptyResult(): StreamResult {
+  return {
     text: null,
     status: 0,
     ttftMs: Number.NaN,
@@ -62,6 +55,17 @@ export async function sendCompletion(
     headers: {},
     trailers: {},
   };
+}
+
+/** Sends one non-streaming completion; `ttftMs` is NaN (the reply comes whole). Never throws. */
+export async function sendCompletion(
+  baseUrl: string,
+  body: Record<string, unknown>,
+  opts: SendOptions = {},
+): Promise<StreamResult> {
+  const path = opts.path ?? (body.messages ? "/v1/chat/completions" : "/v1/completions");
+  const t0 = performance.now();
+  const out = emptyResult();
   try {
     const res = await request(`${baseUrl}${path}`, {
       method: "POST",
@@ -110,19 +114,7 @@ export async function streamCompletion(
 ): Promise<StreamResult> {
   const path = opts.path ?? (body.messages ? "/v1/chat/completions" : "/v1/completions");
   const t0 = performance.now();
-  const out: StreamResult = {
-    text: null,
-    status: 0,
-    ttftMs: Number.NaN,
-    e2eMs: Number.NaN,
-    contentFrames: 0,
-    promptTokens: null,
-    completionTokens: null,
-    cachedTokens: null,
-    error: null,
-    headers: {},
-    trailers: {},
-  };
+  const out = emptyResult();
   try {
     const res = await request(`${baseUrl}${path}`, {
       method: "POST",

@@ -3,36 +3,15 @@
 
 import { parseServerTiming } from "../proxy/server-timing.js";
 import type { RequestTiming } from "../sim/request-timings.js";
+import { SEED_LOG_FIELDS } from "../telemetry/request-log.js";
 import type { EngineSampler, EngineTarget } from "./engine-sampler.js";
 import type { ReplayRecord } from "./replay.js";
 import type { Acceptance, ClassResult, EndpointLoad, LatencyQuantiles, RouterResult } from "./results.js";
 import type { Scenario } from "./scenarios/scenario.js";
 import { percentile, round } from "./stats.js";
 
-/** The fields seed 004 asks of every request's log line. */
-export const ROUTE_LOG_FIELDS = [
-  "trace_id",
-  "tenant",
-  "task",
-  "model_alias",
-  "model_version",
-  "route_pool",
-  "route_reason",
-  "input_tokens_estimated",
-  "input_tokens_actual",
-  "output_tokens",
-  "gateway_queue_ms",
-  "runtime_queue_ms",
-  "prefill_ms",
-  "decode_ms",
-  "ttft_ms",
-  "tokens_per_second",
-  "kv_cache_used_ratio",
-  "gpu_memory_used_ratio",
-  "fallback_reason",
-  "client_cancelled",
-  "status",
-] as const;
+/** Re-exported for the harness: the fields a complete route-log line has. */
+export const ROUTE_LOG_FIELDS = SEED_LOG_FIELDS;
 
 export interface SummarizeInput {
   records: ReplayRecord[];

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { sampleText } from "../sim/sample-text.js";
+import { SEED_LOG_FIELDS } from "../telemetry/request-log.js";
 import { KEYS, type Platform, SECRET, startPlatform } from "./testing/platform.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -32,29 +33,7 @@ async function raw(
 }
 
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
-const SEED_FIELDS = [
-  "trace_id",
-  "tenant",
-  "task",
-  "model_alias",
-  "model_version",
-  "route_pool",
-  "route_reason",
-  "input_tokens_estimated",
-  "input_tokens_actual",
-  "output_tokens",
-  "gateway_queue_ms",
-  "runtime_queue_ms",
-  "prefill_ms",
-  "decode_ms",
-  "ttft_ms",
-  "tokens_per_second",
-  "kv_cache_used_ratio",
-  "gpu_memory_used_ratio",
-  "fallback_reason",
-  "client_cancelled",
-  "status",
-];
+const SEED_FIELDS = SEED_LOG_FIELDS;
 
 /** The gateway's log line for a trace id, waiting for the batched writer. */
 async function lineFor(p: Platform, traceId: string) {

@@ -187,7 +187,8 @@ describe("simulated engine step loop", () => {
     const queued = done.map((d) => d.req.queuedAt - d.req.arrivedAt);
     // 20 ms each, one after another: the third waits for the first two.
     assert.ok(Math.abs(queued[0]! - 20) < 1 && Math.abs(queued[2]! - 60) < 5, `API server waits ${queued}`);
-    assert.ok(done[2]!.tokenTimes[0]! - done[2]!.req.arrivedAt >= 59, "the wall clock agrees");
+    // Node timers may fire up to a millisecond early.
+    assert.ok(done[2]!.tokenTimes[0]! - done[2]!.req.arrivedAt >= 58, "the wall clock agrees");
   });
 
   it("reset aborts everything and empties the cache", async () => {

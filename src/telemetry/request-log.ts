@@ -48,6 +48,31 @@ export interface RequestLogLine {
   prompt?: unknown;
 }
 
+/** The fields seed 004 asks of every request's log line (route-log completeness counts lines with all of them). */
+export const SEED_LOG_FIELDS = [
+  "trace_id",
+  "tenant",
+  "task",
+  "model_alias",
+  "model_version",
+  "route_pool",
+  "route_reason",
+  "input_tokens_estimated",
+  "input_tokens_actual",
+  "output_tokens",
+  "gateway_queue_ms",
+  "runtime_queue_ms",
+  "prefill_ms",
+  "decode_ms",
+  "ttft_ms",
+  "tokens_per_second",
+  "kv_cache_used_ratio",
+  "gpu_memory_used_ratio",
+  "fallback_reason",
+  "client_cancelled",
+  "status",
+] as const;
+
 /** At 1,000 requests/s a write per request is a syscall per request; a 20 ms batch is one per 20 lines. */
 const FLUSH_MS = 20;
 const FLUSH_LINES = 256;

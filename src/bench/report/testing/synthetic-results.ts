@@ -1,19 +1,10 @@
 // A made-up but plausible BenchResults for the report's tests: seed 004's day under two routers (one
 // slow), three request classes, a skipped nginx baseline, and engine gauges over time.
 
+import { seededRandom } from "../../../sim/rng.js";
 import type { BenchResults, ClassResult, EndpointLoad, RouterResult, TimePoint } from "../../results.js";
 
-/** mulberry32: a small seeded generator, so the fixture is the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 function logNormal(random: () => number, median: number, sigma: number): number {
   const z = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
