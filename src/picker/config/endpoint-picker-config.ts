@@ -85,9 +85,12 @@ export type ParsedPickerConfig =
  * Prefix affinity against predicted delay (queue wait + uncached prefill, in ms) rather than GIE's
  * prefix 3 / queue 2 / KV 2: queue depth min-max normalised turns a one-request difference into the full
  * range and breaks affinity constantly (llm-d moved off that blend for "sticky until saturated").
+ * Affinity weighs 6, more than the balance scorers together (4): at weight 3, shared-prefix at 120 req/s
+ * kept 69.8% of prompt tokens cached (a prefix-sticky router: 82.8%) and a P90 TTFT of 705 ms; at 6,
+ * 82.5% and 85 ms, with load still even (max/mean 1.03). The load guard keeps the hot-spot protection.
  */
 export const DEFAULT_SCORERS: readonly ScorerRef[] = [
-  { type: "prefix-affinity", weight: 3, params: {} },
+  { type: "prefix-affinity", weight: 6, params: {} },
   { type: "predicted-delay", weight: 2, params: {} },
   { type: "inflight-tokens", weight: 1, params: { floorTokens: 8192 } },
   { type: "kv-cache", weight: 1, params: {} },

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseEndpointPickerConfig } from "../config/endpoint-picker-config.js";
+import { DEFAULT_SCORERS, parseEndpointPickerConfig } from "../config/endpoint-picker-config.js";
 import { buildPickerProfile } from "../picker-profile.js";
 import { PrefixIndex } from "../prefix-index/prefix-index.js";
 import { type FakeEndpoint, fakeEndpoint, pickRequest, seededRandom } from "./fake-endpoint.js";
@@ -62,7 +62,12 @@ describe("pickEndpoint with fresh metrics", () => {
     index.record("e2", hashes);
     const r = pickEndpoint(profile(), ctx({ blockHashes: hashes }, { prefixIndex: index }), pool(4));
     assert.equal(r.endpoint?.name, "e2");
-    assert.equal(r.topScores[0]!.perScorer["prefix-affinity"], 3);
+    const weight = DEFAULT_SCORERS.find((s) => s.type === "prefix-affinity")!.weight;
+    assert.equal(
+      r.topScores[0]!.perScorer["prefix-affinity"],
+      weight,
+      "a full match scores the whole weight",
+    );
   });
 });
 
