@@ -1,6 +1,9 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
-// `-- --only micro,sim,overhead,<scenario>` picks some.
+// `-- --only micro,picker,sim,overhead,<scenario>` picks some.
 
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runPickerMicro } from "../picker/picker.bench.js";
 import { runMicro } from "./micro.js";
 import { runOverhead } from "./overhead.js";
 import { writeReport } from "./report/write.js";
@@ -15,6 +18,19 @@ const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? "").split(",")
 const wanted = (name: string) => only === null || only.has(name);
 
 if (wanted("micro")) await runMicro({ outDir });
+if (wanted("picker")) {
+  const f = runPickerMicro();
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(
+    join(outDir, "picker-micro.json"),
+    `${JSON.stringify({ date: new Date().toISOString(), ...f }, null, 2)}\n`,
+  );
+  process.stdout.write(
+    `picker: one pick among 64 endpoints p50 ${f.pickP50Us} µs, p99 ${f.pickP99Us} µs (target ≤ 50; ` +
+      `a fixed loop of that length: p99 ${f.calibrationP99Us} µs); hashing a 220 KB prompt ${f.hash220KbMBps} MB/s ` +
+      `(target ≥ 500); index at 1M blocks ${f.index1MBlocksMiB} MiB (target ≤ 64)\n`,
+  );
+}
 if (wanted("sim")) {
   await runSimFidelity({
     outDir,
