@@ -10,6 +10,7 @@ import { type CommandOutput, processOutput } from "./config.js";
 
 export const ROUTE_USAGE = `Usage: tokengate route explain --config <path> --task <task> --input-tokens <n> [options]
        tokengate route explain --config <path> --request <body.json> [options]
+       tokengate route explain --gateway <admin url> --request <body.json> [--task t] [--class c]
 
 Prints the pool a request would be routed to, the route reason, the upstream model and version, how
 max_tokens is handled, and every rule checked. Nothing is sent anywhere.
@@ -24,10 +25,48 @@ Options:
   --input-tokens <n>     input tokens (overrides the estimate from --request)
   --max-tokens <n>       max_tokens
   --json                 print the decision (or the error) as JSON
+
+With --gateway, the running gateway answers instead (POST /admin/explain): the route decision and the
+endpoint picker's filters, top scores and mode against the live pool, still without sending the request.
 Exit status: 0 routed, 1 rejected or invalid config, 2 usage.
 `;
 
+/** `route explain --gateway`: asks a running gateway, which knows the live endpoints and the prefix index. */
+async function explainLive(argv: string[], io: CommandOutput): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      gateway: { type: "string" },
+      request: { type: "string" },
+      task: { type: "string" },
+      class: { type: "string" },
+      completion: { type: "boolean" },
+    },
+  });
+  if (!values.gateway || !values.request) {
+    io.err(`tokengate route: --gateway needs --request <body.json>\n\n${ROUTE_USAGE}`);
+    return 2;
+  }
+  const body = JSON.parse(await readFile(values.request, "utf8")) as unknown;
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (values.task) headers["x-ai-task"] = values.task;
+  if (values.class) headers["x-ai-request-class"] = values.class;
+  const res = await fetch(`${values.gateway.replace(/\/$/, "")}/admin/explain`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ kind: values.completion ? "completion" : "chat", body }),
+  });
+  const text = await res.text();
+  io.out(`${text.startsWith("{") ? JSON.stringify(JSON.parse(text), null, 2) : text}\n`);
+  return res.ok && !text.includes('"error"') ? 0 : 1;
+}
+
 export async function runRouteCommand(argv: string[], io: CommandOutput = processOutput): Promise<number> {
+  if (argv.includes("--gateway"))
+    return explainLive(
+      argv.filter((a) => a !== "explain"),
+      io,
+    );
   let args: Awaited<ReturnType<typeof readArgs>>;
   try {
     args = await readArgs(argv);

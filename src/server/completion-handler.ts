@@ -286,7 +286,7 @@ async function serve(
  * The prompt as one string for prefix hashing: messages in order, role and content, so two requests
  * sharing a system prompt and history share a prefix here exactly where they do in the engine.
  */
-function promptTextOf(kind: ApiKind, body: Record<string, unknown>): string {
+export function promptTextOf(kind: ApiKind, body: Record<string, unknown>): string {
   if (kind === "completion") {
     const p = body.prompt;
     return typeof p === "string" ? p : Array.isArray(p) ? p.join(",") : "";

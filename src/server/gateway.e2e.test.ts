@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
+import { runRouteCommand } from "../cli/route.js";
 import { sampleText } from "../sim/sample-text.js";
 import { SEED_LOG_FIELDS } from "../telemetry/request-log.js";
 import { KEYS, type Platform, SECRET, startPlatform } from "./testing/platform.js";
@@ -165,6 +169,42 @@ describe("gateway end to end, through the official openai client", () => {
     assert.equal(trusted.status, 200);
     const line = await lineFor(p, trusted.headers.get("x-ai-trace-id")!);
     assert.equal(line.tenant, "quality-job");
+  });
+
+  it("explains a request against the live pool without sending it (admin API and route explain --gateway)", async () => {
+    const before = p.lines.length;
+    const body = {
+      model: "summary-default",
+      messages: [{ role: "user", content: sampleText("zh", 2800, 4) }],
+      max_tokens: 100,
+    };
+    const res = await fetch(`${p.url}/admin/explain`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...LIVE },
+      body: JSON.stringify({ kind: "chat", body }),
+    });
+    const out = (await res.json()) as any;
+    assert.equal(out.route.pool, "summary-online");
+    assert.equal(out.route.reason, "rule=live-summary-short");
+    assert.ok(out.pick.endpoint);
+    assert.match(out.pick.mode, /metrics|predicted|p2c/);
+    assert.ok(out.pick.top_scores.length > 0 && "perScorer" in out.pick.top_scores[0]);
+    assert.ok(out.pick.prompt_blocks > 10);
+    await sleep(30);
+    assert.equal(p.lines.length, before, "nothing was sent, so nothing is logged");
+    for (const e of p.gateway.pools.get("summary-online")!.endpoints) assert.equal(e.inflightRequests, 0);
+
+    const dir = mkdtempSync(join(tmpdir(), "tg-explain-"));
+    writeFileSync(join(dir, "body.json"), JSON.stringify(body));
+    let printed = "";
+    const code = await runRouteCommand(
+      ["explain", "--gateway", p.url, "--request", join(dir, "body.json"), "--task", "live_ticket_summary"],
+      { out: (t: string) => (printed += t), err: (t: string) => (printed += t) },
+    );
+    rmSync(dir, { recursive: true });
+    assert.equal(code, 0, printed);
+    assert.match(printed, /"pool": "summary-online"/);
+    assert.match(printed, /"top_scores"/);
   });
 
   it("returns the caller's trace id", async () => {

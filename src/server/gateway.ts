@@ -21,6 +21,7 @@ import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { handleCompletion } from "./completion-handler.js";
+import { explainRequest } from "./explain.js";
 import { GatewayError } from "./gateway-error.js";
 import type { GatewayRuntime, PoolRuntime } from "./gateway-runtime.js";
 import { Identifier } from "./identify.js";
@@ -224,6 +225,10 @@ export class Gateway implements GatewayRuntime {
         return true;
       }
     }
+    if (req.method === "POST" && path === "/admin/explain") {
+      this.explain(req, res);
+      return true;
+    }
     if (fallback404) {
       const err = new GatewayError("not_found", `no route for ${req.method} ${path}`);
       req.resume();
@@ -231,6 +236,30 @@ export class Gateway implements GatewayRuntime {
       return true;
     }
     return false;
+  }
+
+  /** POST /admin/explain: `{ "kind": "chat" | "completion", "body": {...} }` plus the request's X-AI-* headers. */
+  private explain(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      try {
+        const input = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+          kind?: unknown;
+          body?: unknown;
+        };
+        const kind = input.kind === "completion" ? "completion" : "chat";
+        this.json(res, 200, explainRequest(this, kind, input.body, req.headers));
+      } catch (err) {
+        const e =
+          err instanceof GatewayError
+            ? err
+            : new GatewayError("invalid_json", `explain takes {"kind", "body"}: ${(err as Error).message}`, {
+                param: "body",
+              });
+        res.writeHead(e.status, e.headers()).end(e.body("explain"));
+      }
+    });
   }
 
   private models(): unknown {

@@ -100,7 +100,8 @@ describe("simulated engine step loop", () => {
   });
 
   it("a repeated prefix is a cache hit and costs less prefill", async () => {
-    const e = new Engine(makeEngineConfig("h100-llama8b", "m"));
+    // No API-server stage: TTFT here is the engine's queue and prefill alone.
+    const e = new Engine(makeEngineConfig("h100-llama8b", "m", { apiServerUs: 0 }));
     const first = await submit(e, { promptLen: 4000, maxTokens: 2, base: 7 }).done;
     const second = await submit(e, { promptLen: 4000, maxTokens: 2, base: 7 }).done;
     assert.equal(first.req.cachedTokens, 0);
