@@ -24,7 +24,7 @@ import { BATCH_TASK, LIVE_TASK, originalTopology, splitTopology } from "./suppor
  * ~50 s on the split topology's single batch pod, so a quick run stays under a minute per router.
  */
 const FULL = { liveOnlyS: 20, floodS: 120, batchOnlyS: 60, batchPageSize: 24 };
-const QUICK = { liveOnlyS: 2, floodS: 6, batchOnlyS: 2, batchPageSize: 12 };
+const QUICK = { liveOnlyS: 2, floodS: 6, batchOnlyS: 1, batchPageSize: 10 };
 
 /** Live summaries per second, fleet-wide: ~90 ms of pod time each, ~20% of the 4 pods on their own. */
 const LIVE_RATE = 8;
@@ -45,9 +45,11 @@ const BATCH_SYSTEM_TOKENS = 320;
 const BATCH_MAX_TOKENS = 1800;
 /**
  * Quick runs keep the batch prompts (their prefill is what blocks live requests) but stop the replies
- * at 300 tokens: 1,800 tokens of decode keep a pod busy ~35 s after the page, past a CI smoke budget.
+ * at 150 tokens: 1,800 tokens of decode keep a pod busy ~35 s after the page, past a CI smoke budget.
+ * With one page of 10, the five router runs take 58 s and least-request still shows the symptom
+ * (live TTFT P95 2.3 s against 0.09 s on split pools, seed 1).
  */
-const QUICK_BATCH_MAX_TOKENS = 300;
+const QUICK_BATCH_MAX_TOKENS = 150;
 /**
  * The recompute job pulls a page of tickets from its backlog and submits the page at once ("只要队列里有
  * 任务就持续发"). A page of 24 puts ~6 one-second prefills in front of each pod's live requests: seconds
