@@ -86,7 +86,7 @@ test("quick keeps the effect: live before and during a full page of the backlog,
   const quick = s.generate({ seed: 11, quick: true });
   const qp = s.phases({ seed: 11, quick: true });
   assert.ok(qp.at(-1)!.endS <= 20);
-  assert.ok(ofClass(quick, "batch").length >= 12);
+  assert.ok(ofClass(quick, "batch").length >= 10, "one page of the backlog");
   assert.ok(ofClass(quick, "long").length >= 1);
   assert.ok(
     ofClass(quick, "interactive").filter((r) => phaseAt(qp, r.t_ms)?.name === "live-only").length >= 10,
