@@ -81,3 +81,22 @@ export interface BenchResults {
   requests: number;
   routers: Record<string, RouterResult>;
 }
+
+/** A router that did not run (or failed to), with why: reports list it, never drop it. */
+export function skippedRouter(reason: string, topology: string): RouterResult {
+  return {
+    status: "skipped",
+    reason,
+    topology,
+    classes: {},
+    prefix_cache_hit_rate: null,
+    throughput_rps: 0,
+    output_tokens_per_s: 0,
+    errors: 0,
+    endpoint_load_max_over_mean: null,
+    endpoints: [],
+    queue_depth: {},
+    kv_usage: {},
+    duration_s: 0,
+  };
+}

@@ -13,7 +13,7 @@ import { EngineSampler, type EngineTarget } from "./engine-sampler.js";
 import { startBaseline } from "./nginx.js";
 import { Progress } from "./progress.js";
 import { type ReplayRecord, replay } from "./replay.js";
-import type { BenchResults, RouterResult } from "./results.js";
+import { type BenchResults, type RouterResult, skippedRouter } from "./results.js";
 import type { RouterName, Scenario, Topology } from "./scenarios/scenario.js";
 import { makeAgent } from "./stream-client.js";
 import { summarize } from "./summarize.js";
@@ -96,7 +96,7 @@ async function runRouter(
       const upstreams = fleet.targets.map((t) => t.url);
       const nginx = await startBaseline(router, upstreams);
       if ("skipped" in nginx) {
-        return skipped(nginx.skipped, topo.name);
+        return skippedRouter(nginx.skipped, topo.name);
       }
       url = nginx.url;
       stopRouter = nginx.stop;
@@ -135,29 +135,11 @@ async function runRouter(
       engineTimings,
     });
   } catch (err) {
-    return { ...skipped(`${(err as Error).message}`, topo.name), status: "failed" };
+    return { ...skippedRouter(`${(err as Error).message}`, topo.name), status: "failed" };
   } finally {
     await stopRouter();
     rmSync(work, { recursive: true, force: true });
   }
-}
-
-function skipped(reason: string, topology: string): RouterResult {
-  return {
-    status: "skipped",
-    reason,
-    topology,
-    classes: {},
-    prefix_cache_hit_rate: null,
-    throughput_rps: 0,
-    output_tokens_per_s: 0,
-    errors: 0,
-    endpoint_load_max_over_mean: null,
-    endpoints: [],
-    queue_depth: {},
-    kv_usage: {},
-    duration_s: 0,
-  };
 }
 
 /**

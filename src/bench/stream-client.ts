@@ -57,6 +57,16 @@ function emptyResult(): StreamResult {
   };
 }
 
+function post(url: string, payload: string, opts: SendOptions) {
+  return request(url, {
+    method: "POST",
+    dispatcher: opts.agent,
+    headers: { "content-type": "application/json", ...opts.headers },
+    body: payload,
+    signal: opts.signal,
+  });
+}
+
 /** Sends one non-streaming completion; `ttftMs` is NaN (the reply comes whole). Never throws. */
 export async function sendCompletion(
   baseUrl: string,
@@ -67,13 +77,7 @@ export async function sendCompletion(
   const t0 = performance.now();
   const out = emptyResult();
   try {
-    const res = await request(`${baseUrl}${path}`, {
-      method: "POST",
-      dispatcher: opts.agent,
-      headers: { "content-type": "application/json", ...opts.headers },
-      body: JSON.stringify({ ...body, stream: false }),
-      signal: opts.signal,
-    });
+    const res = await post(`${baseUrl}${path}`, JSON.stringify({ ...body, stream: false }), opts);
     out.status = res.statusCode;
     out.headers = res.headers;
     const text = await res.body.text();
@@ -116,13 +120,11 @@ export async function streamCompletion(
   const t0 = performance.now();
   const out = emptyResult();
   try {
-    const res = await request(`${baseUrl}${path}`, {
-      method: "POST",
-      dispatcher: opts.agent,
-      headers: { "content-type": "application/json", ...opts.headers },
-      body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
-      signal: opts.signal,
-    });
+    const res = await post(
+      `${baseUrl}${path}`,
+      JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+      opts,
+    );
     out.status = res.statusCode;
     out.headers = res.headers;
     if (res.statusCode !== 200) {

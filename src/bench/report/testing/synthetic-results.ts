@@ -2,7 +2,14 @@
 // slow), three request classes, a skipped nginx baseline, and engine gauges over time.
 
 import { seededRandom } from "../../../sim/rng.js";
-import type { BenchResults, ClassResult, EndpointLoad, RouterResult, TimePoint } from "../../results.js";
+import {
+  type BenchResults,
+  type ClassResult,
+  type EndpointLoad,
+  type RouterResult,
+  skippedRouter,
+  type TimePoint,
+} from "../../results.js";
 
 const rng = seededRandom;
 
@@ -71,24 +78,6 @@ function endpoints(names: [string, string, number][]): EndpointLoad[] {
     prompt_tokens: requests * 9000,
     generation_tokens: requests * 600,
   }));
-}
-
-function skipped(reason: string, topology: string): RouterResult {
-  return {
-    status: "skipped",
-    reason,
-    topology,
-    classes: {},
-    prefix_cache_hit_rate: null,
-    throughput_rps: 0,
-    output_tokens_per_s: 0,
-    errors: 0,
-    endpoint_load_max_over_mean: null,
-    endpoints: [],
-    queue_depth: {},
-    kv_usage: {},
-    duration_s: 0,
-  };
 }
 
 /**
@@ -206,7 +195,7 @@ export function syntheticResults(scale = 1): BenchResults {
     routers: {
       tokengate: tokengate,
       "least-request": leastRequest,
-      "round-robin": skipped("nginx not found on PATH", "original-4-pods"),
+      "round-robin": skippedRouter("nginx not found on PATH", "original-4-pods"),
     },
   };
 }
