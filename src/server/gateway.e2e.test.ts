@@ -407,12 +407,24 @@ describe("gateway failure handling", () => {
   it("retries on another endpoint when the first fails before the first byte", async () => {
     const p = await startPlatform({ online: 2 });
     try {
-      p.replicas.online[0]!.setFaults({ errorRate: 1 });
+      // Prefix affinity keeps this conversation's prefix on one replica: learn which, then fail it.
       const c = client(p, LIVE);
+      const shared = sampleText("en", 600, 4);
+      await c.chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: shared }],
+        max_tokens: 3,
+      });
+      await sleep(30);
+      const sticky = p.lines.at(-1)!.endpoint;
+      const failing = p.replicas.online.find((r) => r.url.endsWith(sticky ?? "?"))!;
+      assert.ok(failing, `the first request went to a known replica (${sticky})`);
+      failing.setFaults({ errorRate: 1 });
+      p.lines.length = 0;
       for (let i = 0; i < 6; i++) {
         const res = await c.chat.completions.create({
           model: "summary-default",
-          messages: [{ role: "user", content: `question ${i}` }],
+          messages: [{ role: "user", content: `${shared} question ${i}` }],
           max_tokens: 3,
           stream: i % 2 === 0,
         });
