@@ -1,6 +1,7 @@
 // InferencePool: one group of engines serving one model — its engine dialect, the model name sent upstream,
 // and a static endpoint list (Kubernetes discovery comes later).
 
+import { DEFAULT_SATURATION, type SaturationBounds } from "../flow/saturation.js";
 import type { Envelope } from "./envelope.js";
 import type { IssueList, PathSegment } from "./errors.js";
 import { FieldReader } from "./fields.js";
@@ -47,7 +48,29 @@ export interface InferencePoolConfig {
   readonly metrics: PollSettings;
   /** Health check; default `{ path: "/health", intervalMs: 1000 }`. */
   readonly health: PollSettings;
+  /** The gateway queue in front of this pool and when an endpoint counts as full. */
+  readonly flowControl: PoolFlowSettings;
 }
+
+/**
+ * `spec.flowControl`. Requests wait in the gateway's queue until an endpoint is below these bounds.
+ * @example
+ * ```yaml
+ * flowControl: { maxWaiting: 1, maxKvCacheUsage: 0.85, maxInflightTokens: 120000, maxQueuedRequests: 5000 }
+ * ```
+ */
+export interface PoolFlowSettings extends SaturationBounds {
+  /** false: dispatch at once, whatever the endpoints' load (no gateway queue). Default true. */
+  readonly enabled: boolean;
+  /** Requests the pool's queue holds; past it, 429 `queue_full`. Default 10,000. */
+  readonly maxQueuedRequests: number;
+}
+
+export const DEFAULT_POOL_FLOW: PoolFlowSettings = {
+  ...DEFAULT_SATURATION,
+  enabled: true,
+  maxQueuedRequests: 10_000,
+};
 
 export const DEFAULT_METRICS: PollSettings = { path: "/metrics", intervalMs: 250 };
 export const DEFAULT_HEALTH: PollSettings = { path: "/health", intervalMs: 1000 };
@@ -66,9 +89,47 @@ export function parseInferencePool(env: Envelope, issues: IssueList): InferenceP
   const endpoints = parseEndpoints(spec, issues);
   const metrics = parsePoll(spec, "metrics", DEFAULT_METRICS);
   const health = parsePoll(spec, "health", DEFAULT_HEALTH);
+  const flowControl = parseFlow(spec, issues);
   spec.done();
   if (!engine || !model || !endpoints) return undefined;
-  return { name: env.name, engine, model, modelVersion: modelVersion ?? model, endpoints, metrics, health };
+  return {
+    name: env.name,
+    engine,
+    model,
+    modelVersion: modelVersion ?? model,
+    endpoints,
+    metrics,
+    health,
+    flowControl,
+  };
+}
+
+function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
+  const f = spec.map("flowControl");
+  if (!f) return DEFAULT_POOL_FLOW;
+  const d = DEFAULT_POOL_FLOW;
+  const enabled = f.bool("enabled") ?? d.enabled;
+  const maxWaiting = f.int("maxWaiting", { min: 1 }) ?? d.maxWaiting;
+  const staleMaxInflight = f.int("staleMaxInflight", { min: 1 }) ?? d.staleMaxInflight;
+  const maxInflight = f.int("maxInflight", { min: 1 }) ?? d.maxInflight;
+  const maxInflightTokens = f.int("maxInflightTokens", { min: 1 }) ?? d.maxInflightTokens;
+  const maxQueuedRequests = f.int("maxQueuedRequests", { min: 0, max: 10_000_000 }) ?? d.maxQueuedRequests;
+  let maxKvCacheUsage = d.maxKvCacheUsage;
+  const kv = f.raw("maxKvCacheUsage");
+  if (kv !== undefined) {
+    if (typeof kv === "number" && kv > 0 && kv <= 1) maxKvCacheUsage = kv;
+    else issues.error(f.at("maxKvCacheUsage"), `must be a number in (0, 1], got ${JSON.stringify(kv)}`);
+  }
+  f.done();
+  return {
+    enabled,
+    maxWaiting,
+    maxKvCacheUsage,
+    staleMaxInflight,
+    maxInflight,
+    maxInflightTokens,
+    maxQueuedRequests,
+  };
 }
 
 function parseEndpoints(spec: FieldReader, issues: IssueList): PoolEndpoint[] | undefined {

@@ -134,6 +134,7 @@ function parseRoutePool(
   const maxOutputTokens = f.int("maxOutputTokens", { required: true, min: 1 });
   const maxQueueMs = f.int("maxQueueMs", { min: 1 }) ?? 30_000;
   const priority = f.int("priority", { min: 0, max: 1_000_000 }) ?? 0;
+  const priorityByClass = parsePriorityByClass(f);
   const policies: readonly OutputTokensPolicy[] = ["clamp", "reject"];
   const outputTokensPolicy = (f.string("outputTokensPolicy", { oneOf: policies }) ??
     "clamp") as OutputTokensPolicy;
@@ -156,9 +157,22 @@ function parseRoutePool(
     maxOutputTokens,
     maxQueueMs,
     priority,
+    priorityByClass,
     outputTokensPolicy,
   };
   return { name, pool };
+}
+
+/** `priorityByClass: { batch: 5, interactive: 120 }` — a request class's band in this pool's queue. */
+function parsePriorityByClass(f: FieldReader): Map<string, number> {
+  const out = new Map<string, number>();
+  const m = f.map("priorityByClass");
+  if (!m) return out;
+  for (const cls of Object.keys(m.value)) {
+    const v = m.int(cls, { min: 0, max: 1_000_000 });
+    if (v !== undefined) out.set(cls, v);
+  }
+  return out;
 }
 
 /** A gap between pools' input ranges means some sizes are always refused — legal, but rarely meant. */
@@ -250,11 +264,16 @@ function parseQueuePolicy(
   const f = rule.map("queuePolicy");
   if (!f) return null;
   const p = f.map("pauseWhen");
+  const fallbackOptions = f.stringList("fallbackOptions") ?? ["retry_later"];
   f.done();
-  if (!p) return { pauseWhen: null };
+  if (!p) return { pauseWhen: null, fallbackOptions };
   const pool = p.string("pool", { required: true });
   const ttftP95MsGt = p.int("ttftP95MsGt", { required: true, min: 1 });
   const windowSeconds = p.int("windowSeconds", { min: 1, max: 86_400 }) ?? 60;
+  const resumeBelowMs = p.int("resumeBelowMs", { min: 1 });
+  const resumeAfterSeconds = p.int("resumeAfterSeconds", { min: 0, max: 86_400 }) ?? 10;
+  const minSamples = p.int("minSamples", { min: 1, max: 100_000 }) ?? 20;
+  const retryAfterSeconds = p.int("retryAfterSeconds", { min: 1, max: 86_400 }) ?? windowSeconds;
   p.done();
   if (pool !== undefined && declared.size > 0 && !declared.has(pool)) {
     issues.error(
@@ -262,8 +281,25 @@ function parseQueuePolicy(
       `pool "${pool}" is not declared under any model alias${didYouMean(pool, declared)}`,
     );
   }
-  if (pool === undefined || ttftP95MsGt === undefined) return { pauseWhen: null };
-  return { pauseWhen: { pool, ttftP95MsGt, windowSeconds } };
+  if (ttftP95MsGt !== undefined && resumeBelowMs !== undefined && resumeBelowMs > ttftP95MsGt) {
+    issues.error(
+      p.at("resumeBelowMs"),
+      `resumeBelowMs (${resumeBelowMs}) must not be above ttftP95MsGt (${ttftP95MsGt}): the pause would flap`,
+    );
+  }
+  if (pool === undefined || ttftP95MsGt === undefined) return { pauseWhen: null, fallbackOptions };
+  return {
+    pauseWhen: {
+      pool,
+      ttftP95MsGt,
+      windowSeconds,
+      resumeBelowMs: resumeBelowMs ?? Math.max(1, Math.floor(ttftP95MsGt * 0.8)),
+      resumeAfterSeconds,
+      minSamples,
+      retryAfterSeconds,
+    },
+    fallbackOptions,
+  };
 }
 
 function warnUnreachable(

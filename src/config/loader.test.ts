@@ -77,7 +77,12 @@ describe("loadConfig on the support-summary example", () => {
       pool: "summary-online",
       ttftP95MsGt: 2000,
       windowSeconds: 60,
+      resumeBelowMs: 1600,
+      resumeAfterSeconds: 10,
+      minSamples: 20,
+      retryAfterSeconds: 900,
     });
+    assert.deepEqual(batch.queuePolicy?.fallbackOptions, ["retry_later", "short_summary_only"]);
   });
 
   it("treats an unset secret env variable as an error, or a warning when asked", async () => {

@@ -17,8 +17,10 @@ export interface RoutePool {
   readonly maxOutputTokens: number;
   /** Longest a request may wait in the gateway's queue for this pool; default 30000. */
   readonly maxQueueMs: number;
-  /** Higher is served first when pools share capacity; default 0. */
+  /** Higher is served first from the gateway queue (strict bands); default 0. */
   readonly priority: number;
+  /** Per request class (`X-AI-Request-Class`), overriding `priority`. */
+  readonly priorityByClass: ReadonlyMap<string, number>;
   /** Default `clamp`: lower `max_tokens` to `maxOutputTokens` and say so; `reject`: 400 `max_tokens_exceeded`. */
   readonly outputTokensPolicy: OutputTokensPolicy;
 }
@@ -49,10 +51,20 @@ export interface PauseWhen {
   readonly ttftP95MsGt: number;
   /** Window of the P95; default 60. */
   readonly windowSeconds: number;
+  /** Hysteresis: resume only once the P95 is below this; default 80% of `ttftP95MsGt`. */
+  readonly resumeBelowMs: number;
+  /** ... and has stayed below it this long; default 10. */
+  readonly resumeAfterSeconds: number;
+  /** Fewer TTFT samples than this in the window never pause; default 20. */
+  readonly minSamples: number;
+  /** `retry_after_seconds` of a request refused while paused; default the window. */
+  readonly retryAfterSeconds: number;
 }
 
 export interface QueuePolicy {
   readonly pauseWhen: PauseWhen | null;
+  /** `fallback_options` of queue errors for this rule's requests; default `["retry_later"]`. */
+  readonly fallbackOptions: readonly string[];
 }
 
 export interface RouteRule {

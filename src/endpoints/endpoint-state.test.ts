@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { DEFAULT_POOL_FLOW } from "../config/inference-pool.js";
 import type { EngineReading } from "./dialects.js";
 import { EndpointState, metricsStalenessBound } from "./endpoint-state.js";
 
@@ -236,6 +237,7 @@ describe("EndpointState.forPool", () => {
       engine: "sglang",
       model: "m",
       modelVersion: "m",
+      flowControl: DEFAULT_POOL_FLOW,
       endpoints: [
         { name: "b0", url: "http://127.0.0.1:9001" },
         { name: "b1", url: "http://127.0.0.1:9002" },

@@ -76,6 +76,10 @@ export class EndpointState {
   // The gateway's own accounting; written only through acquire() and Lease.release().
   inflightRequests = 0;
   inflightTokens = 0;
+  /** The gateway's in-flight count when the last scrape landed: what the scraped queues already include. */
+  inflightAtScrape = 0;
+  /** Called when a lease is released or a scrape lands: flow control may dispatch more. */
+  onCapacity: (() => void) | null = null;
 
   // Engine state from the last successful scrape; null when the engine does not report it.
   waiting: number | null = null;
@@ -235,6 +239,8 @@ export class EndpointState {
     this.scrapedAt = now;
     this.scrapeDurationMs = durationMs;
     this.lastScrapeError = null;
+    this.inflightAtScrape = this.inflightRequests;
+    this.onCapacity?.();
   }
 
   /** A failed scrape keeps the last values; metricsFresh() says how much to trust them. */

@@ -5,6 +5,8 @@
 export interface InflightCounters {
   inflightRequests: number;
   inflightTokens: number;
+  /** Told after the counters went down. */
+  onCapacity?: (() => void) | null;
 }
 
 export class Lease {
@@ -28,6 +30,7 @@ export class Lease {
     const c = this.counters;
     c.inflightRequests = Math.max(0, c.inflightRequests - 1);
     c.inflightTokens = Math.max(0, c.inflightTokens - this.tokens);
+    c.onCapacity?.();
     return true;
   }
 }

@@ -79,7 +79,9 @@ export function routeRequest(
     maxTokensClamped: out.clamped,
     maxTokensSource: out.source,
     taskKnown: task !== null && route.knownTasks.has(task),
-    priority: pool.priority,
+    priority:
+      (profile.requestClass !== null ? pool.priorityByClass.get(profile.requestClass) : undefined) ??
+      pool.priority,
     maxQueueMs: pool.maxQueueMs,
     queuePolicy: chosen.rule?.queuePolicy ?? null,
     explain,

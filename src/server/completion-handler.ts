@@ -4,13 +4,15 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
+import { saturationOf } from "../flow/saturation.js";
 import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
+import type { PickResult } from "../picker/framework/types.js";
 import { promptHashesFor } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { attemptUpstream } from "../proxy/upstream-attempt.js";
 import { routeRequest } from "../route/route-request.js";
 import { GatewayError } from "./gateway-error.js";
-import type { GatewayRuntime } from "./gateway-runtime.js";
+import type { GatewayRuntime, Placement } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
 import { RequestRecord } from "./request-record.js";
 
@@ -136,8 +138,6 @@ async function serve(
   const timeouts = config.gateway.timeouts;
   const maxAttempts = Math.max(1, config.gateway.retry.maxAttempts);
   pool.retryBudget.recordRequest();
-  rec.dispatchedAt = performance.now();
-  gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
 
   const picker = pool.picker;
   const blockHashes = promptHashesFor(
@@ -147,10 +147,8 @@ async function serve(
     null,
   );
   const sessionKey = picker.sessionHeader ? headerString(req.headers[picker.sessionHeader]) : null;
-
-  for (;;) {
-    const candidates = tried.size === 0 ? pool.endpoints : pool.endpoints.filter((e) => !tried.has(e));
-    const pick = pickEndpoint(
+  const pickAmong = (candidates: readonly EndpointState[]) =>
+    pickEndpoint(
       picker.profile,
       {
         request: {
@@ -167,26 +165,63 @@ async function serve(
       },
       candidates,
     );
+  const noEndpoint = (pick: PickResult<EndpointState>) => {
+    const why = tried.size > 0 ? `every endpoint of pool ${decision.pool} failed this request` : pick.reason;
+    return new GatewayError("no_healthy_endpoint", `pool ${decision.pool}: ${why}`, {
+      route: decision.pool,
+      retryAfterSeconds: 1,
+      fallbackOptions: pick.backupPool ? [`pool:${pick.backupPool}`, "retry_later"] : ["retry_later"],
+    });
+  };
+
+  // No endpoint can take it at all (none healthy): say so now rather than queue for nothing.
+  const now = Date.now();
+  if (!pool.endpoints.some((e) => e.routable(now))) throw noEndpoint(pickAmong(pool.endpoints));
+
+  // Flow control: wait in the gateway's queue until an endpoint is below its saturation bounds.
+  const flow = gw.flow.pools.get(decision.pool)!;
+  const bounds = flow.settings;
+  const admitted = flow.admit({
+    priority: decision.priority,
+    tenant: rec.tenant ?? "anonymous",
+    cost,
+    maxQueueMs: decision.maxQueueMs,
+    gate: gw.flow.gateFor(decision.rule),
+    fallbackOptions: decision.queuePolicy?.fallbackOptions ?? ["retry_later"],
+    signal: clientGone,
+    place: () => {
+      const t = Date.now();
+      const roomy = bounds.enabled
+        ? pool.endpoints.filter((e) => saturationOf(e, bounds, cost, t) === null)
+        : pool.endpoints;
+      if (roomy.length === 0) return null;
+      const pick = pickAmong(roomy);
+      if (!pick.endpoint) return null;
+      return { endpoint: pick.endpoint, lease: pick.endpoint.acquire(cost), pick };
+    },
+  });
+  let placement: Placement;
+  try {
+    placement = admitted instanceof Promise ? await admitted : admitted;
+  } catch (err) {
+    rec.queueLeftAt = performance.now();
+    throw err;
+  }
+  rec.dispatchedAt = performance.now();
+  gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
+
+  for (;;) {
+    const { pick, lease } = placement;
+    const ep = placement.endpoint;
     rec.pickMode = pick.mode;
     rec.pickReason = pick.reason;
     rec.pickScores = pick.topScores.map((t) => `${t.endpoint}=${t.total.toFixed(3)}`).join(" ");
-    if (!pick.endpoint) {
-      const why =
-        tried.size > 0 ? `every endpoint of pool ${decision.pool} failed this request` : pick.reason;
-      throw new GatewayError("no_healthy_endpoint", `pool ${decision.pool}: ${why}`, {
-        route: decision.pool,
-        retryAfterSeconds: 1,
-        fallbackOptions: pick.backupPool ? [`pool:${pick.backupPool}`, "retry_later"] : ["retry_later"],
-      });
-    }
-    const ep = pick.endpoint;
     if (pick.mode !== "metrics") rec.addFallback(`pick:${pick.mode}`);
     // What the engine will now hold, so the next request of this prefix finds it.
     picker.index.record(ep.name, blockHashes);
     rec.attempts++;
     rec.endpoint = ep.name;
     rec.kvCacheUsedRatio = ep.kvUsage;
-    const lease = ep.acquire(cost);
     const inflight = gw.metrics.inflight.labels(decision.pool, ep.name);
     inflight.inc();
     let outcome: Awaited<ReturnType<typeof attemptUpstream>>;
@@ -220,7 +255,11 @@ async function serve(
       rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
       tried.add(ep);
       if (rec.attempts < maxAttempts && pool.retryBudget.tryRetry()) {
+        // A retry does not queue again: it goes to the best endpoint not yet tried, room or not.
+        const pick = pickAmong(pool.endpoints.filter((e) => !tried.has(e)));
+        if (!pick.endpoint) throw noEndpoint(pick);
         gw.metrics.retries.labels(decision.pool, outcome.reason).inc();
+        placement = { endpoint: pick.endpoint, lease: pick.endpoint.acquire(cost), pick };
         continue;
       }
       const timeout = outcome.reason === "timeout";
@@ -319,8 +358,12 @@ function settle(gw: GatewayRuntime, rec: RequestRecord): void {
   if (rec.pool) m.tasks.labels(rec.taskKnown ? "true" : "false").inc();
   const now = performance.now();
   if (rec.pool && rec.attempts > 0) {
-    if (Number.isFinite(rec.firstTokenAt))
-      m.ttftSeconds.labels(pool).observe((rec.firstTokenAt - rec.t0) / 1000);
+    if (Number.isFinite(rec.firstTokenAt)) {
+      const ttftMs = rec.firstTokenAt - rec.t0;
+      m.ttftSeconds.labels(pool).observe(ttftMs / 1000);
+      // Batch pauses watch streamed TTFT only: a non-streaming reply's "first token" is its last.
+      if (rec.stream) gw.flow.observeTtft(pool, ttftMs, now);
+    }
     m.durationSeconds.labels(pool).observe((now - rec.t0) / 1000);
     if (rec.runtimeQueueMs !== null) m.runtimeQueueSeconds.labels(pool).observe(rec.runtimeQueueMs / 1000);
     if (rec.prefillMs !== null) m.runtimePrefillSeconds.labels(pool).observe(rec.prefillMs / 1000);

@@ -13,6 +13,9 @@ export type GatewayErrorCode =
   | "max_tokens_exceeded"
   | "no_eligible_pool"
   | "no_healthy_endpoint"
+  | "queue_full"
+  | "queue_timeout"
+  | "inference_queue_paused"
   | "upstream_error"
   | "upstream_timeout"
   | "upstream_unavailable"
@@ -32,6 +35,9 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   max_tokens_exceeded: { status: 400, type: "invalid_request_error" },
   no_eligible_pool: { status: 400, type: "invalid_request_error" },
   no_healthy_endpoint: { status: 503, type: "service_unavailable_error" },
+  queue_full: { status: 429, type: "rate_limit_error" },
+  queue_timeout: { status: 503, type: "service_unavailable_error" },
+  inference_queue_paused: { status: 503, type: "service_unavailable_error" },
   upstream_error: { status: 502, type: "server_error" },
   upstream_timeout: { status: 504, type: "server_error" },
   upstream_unavailable: { status: 503, type: "service_unavailable_error" },

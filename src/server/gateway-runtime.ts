@@ -4,8 +4,10 @@
 import type { Dispatcher } from "undici";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
+import type { Lease } from "../endpoints/lease.js";
+import type { FlowControl } from "../flow/flow-control.js";
 import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
-import type { PickerProfile } from "../picker/framework/types.js";
+import type { PickerProfile, PickResult } from "../picker/framework/types.js";
 import type { PrefixIndex } from "../picker/prefix-index/prefix-index.js";
 import type { TokenCorrection } from "../profile/token-correction.js";
 import type { RetryBudget } from "../proxy/retry-budget.js";
@@ -29,6 +31,13 @@ export interface PoolRuntime {
   readonly picker: PoolPicker;
 }
 
+/** Where flow control placed a request: the endpoint, its claim on it, and the pick that chose it. */
+export interface Placement {
+  readonly endpoint: EndpointState;
+  readonly lease: Lease;
+  readonly pick: PickResult<EndpointState>;
+}
+
 export interface GatewayRuntime {
   readonly config: GatewayConfigSet;
   readonly pools: ReadonlyMap<string, PoolRuntime>;
@@ -36,5 +45,6 @@ export interface GatewayRuntime {
   readonly log: RequestLog;
   readonly identifier: Identifier;
   readonly correction: TokenCorrection;
+  readonly flow: FlowControl<Placement>;
   dispatcher(endpoint: EndpointState): Dispatcher;
 }

@@ -9,6 +9,8 @@ import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
 import { EndpointState } from "../endpoints/endpoint-state.js";
 import { EndpointMonitor } from "../endpoints/scraper.js";
+import { FlowControl } from "../flow/flow-control.js";
+import type { PauseGate, PauseTransition } from "../flow/pause-gate.js";
 import {
   buildPickerProfile,
   createPrefixIndex,
@@ -23,7 +25,7 @@ import { RequestLog } from "../telemetry/request-log.js";
 import { handleCompletion } from "./completion-handler.js";
 import { explainRequest } from "./explain.js";
 import { GatewayError } from "./gateway-error.js";
-import type { GatewayRuntime, PoolRuntime } from "./gateway-runtime.js";
+import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { Identifier } from "./identify.js";
 
 export interface GatewayOptions {
@@ -42,6 +44,7 @@ export class Gateway implements GatewayRuntime {
   readonly identifier: Identifier;
   readonly correction = new TokenCorrection();
   readonly monitor: EndpointMonitor;
+  readonly flow: FlowControl<Placement>;
   private readonly dispatchers = new Map<string, Pool>();
   private readonly server: http.Server;
   private readonly adminServer: http.Server | null;
@@ -60,9 +63,15 @@ export class Gateway implements GatewayRuntime {
       g.auth,
       up && up.addresses.length > 0 ? trustedAddressList(up.addresses) : null,
     );
+    this.flow = new FlowControl<Placement>(config, {
+      onTransition: (gate, t) => this.pauseChanged(gate, t),
+      onQueueOutcome: (pool, outcome) => this.metrics.queueOutcomes.labels(pool, outcome).inc(),
+    });
     const all: EndpointState[] = [];
     for (const pool of config.pools.values()) {
       const endpoints = EndpointState.forPool(pool);
+      const flow = this.flow.pools.get(pool.name)!;
+      for (const e of endpoints) e.onCapacity = () => flow.notify();
       all.push(...endpoints);
       const pickerConfig = config.pickers.get(pool.name)!;
       const session = sessionHeader(pickerConfig);
@@ -125,6 +134,7 @@ export class Gateway implements GatewayRuntime {
   /** Listens, and waits (briefly) for the first health checks so the first requests find endpoints. */
   async start(): Promise<void> {
     this.monitor.start();
+    this.flow.start();
     // Each endpoint's share of the prefix index follows the KV cache its engine reports.
     this.capacityTimer = setInterval(() => {
       for (const p of this.pools.values()) syncIndexCapacity(p.picker.index, p.picker.config, p.endpoints);
@@ -151,6 +161,7 @@ export class Gateway implements GatewayRuntime {
 
   async stop(): Promise<void> {
     if (this.capacityTimer) clearInterval(this.capacityTimer);
+    this.flow.stop();
     await this.monitor.stop();
     await Promise.all([close(this.server), this.adminServer ? close(this.adminServer) : Promise.resolve()]);
     await Promise.all([...this.dispatchers.values()].map((d) => d.destroy()));
@@ -276,8 +287,33 @@ export class Gateway implements GatewayRuntime {
     res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
   }
 
+  /** A batch pause started or ended: one log event with the figure that decided it, and the metrics. */
+  private pauseChanged(gate: PauseGate, t: PauseTransition): void {
+    const w = gate.when;
+    this.metrics.queuePaused.labels(gate.pool, gate.rule).set(t.paused ? 1 : 0);
+    this.metrics.queuePauseTransitions.labels(gate.pool, gate.rule, t.paused ? "paused" : "resumed").inc();
+    this.log.event(t.paused ? "queue.paused" : "queue.resumed", {
+      pool: gate.pool,
+      rule: gate.rule,
+      watched_pool: w.pool,
+      ttft_p95_ms: t.ttftP95Ms === null ? null : Math.round(t.ttftP95Ms),
+      threshold_ms: t.paused ? w.ttftP95MsGt : w.resumeBelowMs,
+      window_s: w.windowSeconds,
+      samples: t.samples,
+      queued: this.flow.pools.get(gate.pool)?.depth ?? 0,
+    });
+  }
+
   private collect(): void {
     const m = this.metrics;
+    for (const [name, flow] of this.flow.pools) {
+      for (const b of flow.bandSizes()) m.queueDepth.labels(name, String(b.priority)).set(b.size);
+    }
+    for (const gate of this.flow.gates.values()) {
+      m.queuePaused.labels(gate.pool, gate.rule).set(gate.paused ? 1 : 0);
+      if (gate.lastP95Ms !== null)
+        m.queueWatchedTtftP95.labels(gate.pool, gate.rule, gate.when.pool).set(gate.lastP95Ms / 1000);
+    }
     for (const pool of this.pools.values()) {
       for (const e of pool.endpoints) {
         m.endpointHealthy.labels(pool.name, e.name).set(e.healthy ? 1 : 0);

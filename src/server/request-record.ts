@@ -23,6 +23,8 @@ export class RequestRecord {
   outputTokens: number | null = null;
   maxTokens: number | null = null;
   dispatchedAt = Number.NaN;
+  /** When a request refused or abandoned in the gateway queue left it (its wait is logged too). */
+  queueLeftAt = Number.NaN;
   firstTokenAt = Number.NaN;
   runtimeQueueMs: number | null = null;
   prefillMs: number | null = null;
@@ -74,7 +76,9 @@ export class RequestRecord {
       cached_tokens: this.cachedTokens,
       output_tokens: this.outputTokens,
       max_tokens: this.maxTokens,
-      gateway_queue_ms: ms(this.dispatchedAt - this.t0),
+      gateway_queue_ms: ms(
+        (Number.isFinite(this.dispatchedAt) ? this.dispatchedAt : this.queueLeftAt) - this.t0,
+      ),
       runtime_queue_ms: this.runtimeQueueMs,
       prefill_ms: this.prefillMs,
       decode_ms: this.decodeMs,

@@ -31,6 +31,11 @@ export class GatewayMetrics {
   readonly tokenEstimateError: Gauge;
   readonly tokenCorrectionFactor: Gauge;
   readonly configInfo: Gauge;
+  readonly queueDepth: Gauge;
+  readonly queueOutcomes: Counter;
+  readonly queuePaused: Gauge;
+  readonly queuePauseTransitions: Counter;
+  readonly queueWatchedTtftP95: Gauge;
 
   constructor() {
     const r = this.registry;
@@ -133,5 +138,30 @@ export class GatewayMetrics {
     this.configInfo = r.gauge("ai_gateway_config_info", "The route config version in force (value 1).", [
       "version",
     ]);
+    this.queueDepth = r.gauge(
+      "ai_gateway_queue_depth",
+      "Requests waiting in the gateway's queue for a pool, by priority band.",
+      ["pool", "priority"],
+    );
+    this.queueOutcomes = r.counter(
+      "ai_gateway_queue_requests_total",
+      "Requests that had to wait in the gateway queue, by how the wait ended (dispatched, timed_out, cancelled, refused_full).",
+      ["pool", "outcome"],
+    );
+    this.queuePaused = r.gauge(
+      "ai_gateway_queue_paused",
+      "1 while a rule's requests are held by its batch pause (queuePolicy.pauseWhen).",
+      ["pool", "rule"],
+    );
+    this.queuePauseTransitions = r.counter(
+      "ai_gateway_queue_pause_transitions_total",
+      "Batch pauses and resumes.",
+      ["pool", "rule", "to"],
+    );
+    this.queueWatchedTtftP95 = r.gauge(
+      "ai_gateway_queue_watched_ttft_p95_seconds",
+      "The TTFT P95 a batch pause watches (its window), as last evaluated.",
+      ["pool", "rule", "watched_pool"],
+    );
   }
 }

@@ -85,8 +85,12 @@ export class RequestLog {
   private readonly ownStream: boolean;
   /** Every line also goes here (tests, the admin API's recent requests). */
   listener: ((line: RequestLogLine) => void) | null = null;
+  /** Every event too (tests). */
+  eventListener: ((event: string, fields: Record<string, unknown>) => void) | null = null;
+  private readonly discard: boolean;
 
   constructor(destination: string) {
+    this.discard = destination === "none";
     if (destination === "stdout") {
       this.out = process.stdout;
       this.ownStream = false;
@@ -110,6 +114,8 @@ export class RequestLog {
 
   /** A log event that is not a request (pause, endpoint health, config reload). */
   event(event: string, fields: Record<string, unknown>): void {
+    this.eventListener?.(event, fields);
+    if (this.discard) return;
     this.push(JSON.stringify({ ts: new Date().toISOString(), event, ...fields }));
   }
 

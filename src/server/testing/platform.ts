@@ -14,7 +14,8 @@ export interface Platform {
   gateway: Gateway;
   replicas: Record<"online" | "long" | "batch", SimReplica[]>;
   lines: RequestLogLine[];
-  events: string[];
+  /** Log events (endpoint health, queue pauses) with their fields. */
+  events: { event: string; fields: Record<string, unknown> }[];
   url: string;
   stop(): Promise<void>;
 }
@@ -23,6 +24,12 @@ export interface PlatformOptions {
   profile?: string;
   online?: number;
   gatewayYaml?: string;
+  /** YAML flow map for summary-batch's `spec.flowControl`, e.g. `{ maxInflight: 1 }`. */
+  batchFlowControl?: string;
+  /** YAML flow map for the quality-batch rule's `queuePolicy`. */
+  batchQueuePolicy?: string;
+  /** summary-batch's maxQueueMs (default 300000). */
+  batchMaxQueueMs?: number;
 }
 
 export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
@@ -76,6 +83,7 @@ spec:
   endpoints: [${eps(replicas.batch)}]
   metrics: { intervalMs: 100 }
   health: { intervalMs: 100 }
+${opts.batchFlowControl ? `  flowControl: ${opts.batchFlowControl}` : ""}
 `;
   const route = `
 apiVersion: ai.example.com/v1alpha1
@@ -92,7 +100,7 @@ spec:
       pools:
         - { name: summary-online, maxInputTokens: 8192, maxOutputTokens: 600, maxQueueMs: 800, priority: 100 }
         - { name: summary-long, minInputTokens: 8193, maxInputTokens: 65536, maxOutputTokens: 2200, maxQueueMs: 12000, priority: 50 }
-        - { name: summary-batch, maxInputTokens: 65536, maxOutputTokens: 2200, maxQueueMs: 300000, priority: 10 }
+        - { name: summary-batch, maxInputTokens: 65536, maxOutputTokens: 2200, maxQueueMs: ${opts.batchMaxQueueMs ?? 300000}, priority: 10 }
   rules:
     - name: live-summary-short
       when: { taskIn: ["live_ticket_summary", "agent_assist_summary"], inputTokensLte: 8192 }
@@ -103,6 +111,7 @@ spec:
     - name: quality-batch
       when: { requestClass: batch }
       routeTo: summary-batch
+${opts.batchQueuePolicy ? `      queuePolicy: ${opts.batchQueuePolicy}` : ""}
 `;
   const gateway =
     opts.gatewayYaml ??
@@ -126,13 +135,15 @@ spec:
   const gw = new Gateway(loaded.config, { logDestination: "none" });
   const lines: RequestLogLine[] = [];
   gw.log.listener = (l) => lines.push(l);
+  const events: Platform["events"] = [];
+  gw.log.eventListener = (event, fields) => events.push({ event, fields });
   await gw.start();
   const all = [...replicas.online, ...replicas.long, ...replicas.batch];
   return {
     gateway: gw,
     replicas,
     lines,
-    events: [],
+    events,
     url: gw.url,
     stop: async () => {
       await gw.stop();

@@ -1,0 +1,155 @@
+// A pool's gateway queue: strict priority bands, and inside a band fairness between tenants by virtual
+// token counters (VTC, Sheng et al. 2024): the tenant that has been served the fewest tokens goes next,
+// so a tenant sending 50k-token requests cannot starve one sending 2k-token ones. Inside a tenant, FIFO.
+
+export interface QueueItemInit {
+  /** Higher is served first; bands are strict. */
+  readonly priority: number;
+  /** The fairness key. */
+  readonly tenant: string;
+  /** Tokens charged to the tenant's counter when the item is dispatched (input + max output). */
+  readonly cost: number;
+}
+
+export class QueueEntry<T> implements QueueItemInit {
+  queued = true;
+  constructor(
+    readonly value: T,
+    readonly priority: number,
+    readonly tenant: string,
+    readonly cost: number,
+    /** Arrival order, for ties between tenants. */
+    readonly seq: number,
+  ) {}
+}
+
+class Flow<T> {
+  readonly items: QueueEntry<T>[] = [];
+  /** Tokens this tenant has been served in this band (virtual time). */
+  counter = 0;
+  constructor(readonly tenant: string) {}
+}
+
+class Band<T> {
+  readonly flows = new Map<string, Flow<T>>();
+  size = 0;
+  /** The counter of the flow served last: where a tenant that was idle starts again. */
+  lastServed = 0;
+  constructor(readonly priority: number) {}
+}
+
+export class FairQueue<T> {
+  /** Highest priority first. */
+  private bands: Band<T>[] = [];
+  private seq = 0;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Queued items per priority band, highest first. */
+  bandSizes(): { priority: number; size: number }[] {
+    return this.bands.map((b) => ({ priority: b.priority, size: b.size }));
+  }
+
+  push(value: T, init: QueueItemInit): QueueEntry<T> {
+    const band = this.band(init.priority);
+    let flow = band.flows.get(init.tenant);
+    if (!flow) {
+      flow = new Flow<T>(init.tenant);
+      band.flows.set(init.tenant, flow);
+    }
+    if (flow.items.length === 0) {
+      // A tenant coming back from idle starts level with the others, not with credit it banked while away.
+      flow.counter = Math.max(flow.counter, this.activeFloor(band, flow));
+    }
+    const entry = new QueueEntry(value, init.priority, init.tenant, Math.max(0, init.cost), this.seq++);
+    flow.items.push(entry);
+    band.size++;
+    this.count++;
+    return entry;
+  }
+
+  /**
+   * The next item to dispatch: the highest band holding an eligible item, and in it the tenant with the
+   * lowest counter whose oldest item is eligible. Ineligible items (a paused rule's) do not block others.
+   */
+  peek(eligible: (value: T) => boolean = always): QueueEntry<T> | null {
+    for (const band of this.bands) {
+      if (band.size === 0) continue;
+      let best: Flow<T> | null = null;
+      for (const flow of band.flows.values()) {
+        const head = flow.items[0];
+        if (!head || !eligible(head.value)) continue;
+        if (
+          !best ||
+          flow.counter < best.counter ||
+          (flow.counter === best.counter && head.seq < best.items[0]!.seq)
+        ) {
+          best = flow;
+        }
+      }
+      if (best) return best.items[0]!;
+    }
+    return null;
+  }
+
+  /** Dispatches `entry` (normally what peek returned): removes it and charges its tenant. */
+  take(entry: QueueEntry<T>): void {
+    const band = this.bands.find((b) => b.priority === entry.priority);
+    const flow = band?.flows.get(entry.tenant);
+    if (!band || !flow || !this.unlink(band, flow, entry)) return;
+    band.lastServed = flow.counter;
+    flow.counter += entry.cost;
+  }
+
+  /** Takes `entry` out without charging anyone (cancelled, timed out). False when it was not queued. */
+  remove(entry: QueueEntry<T>): boolean {
+    const band = this.bands.find((b) => b.priority === entry.priority);
+    const flow = band?.flows.get(entry.tenant);
+    return !!band && !!flow && this.unlink(band, flow, entry);
+  }
+
+  /** Every queued item, band by band (for draining at shutdown). */
+  *values(): IterableIterator<QueueEntry<T>> {
+    for (const band of this.bands) for (const flow of band.flows.values()) yield* flow.items;
+  }
+
+  /** A tenant's counter in a band (tests and explain). */
+  counterOf(priority: number, tenant: string): number {
+    return this.bands.find((b) => b.priority === priority)?.flows.get(tenant)?.counter ?? 0;
+  }
+
+  private unlink(band: Band<T>, flow: Flow<T>, entry: QueueEntry<T>): boolean {
+    if (!entry.queued) return false;
+    const i = flow.items[0] === entry ? 0 : flow.items.indexOf(entry);
+    if (i < 0) return false;
+    flow.items.splice(i, 1);
+    entry.queued = false;
+    band.size--;
+    this.count--;
+    return true;
+  }
+
+  private activeFloor(band: Band<T>, except: Flow<T>): number {
+    let floor = Number.POSITIVE_INFINITY;
+    for (const f of band.flows.values())
+      if (f !== except && f.items.length > 0) floor = Math.min(floor, f.counter);
+    return Number.isFinite(floor) ? floor : band.lastServed;
+  }
+
+  private band(priority: number): Band<T> {
+    let b = this.bands.find((x) => x.priority === priority);
+    if (!b) {
+      b = new Band<T>(priority);
+      this.bands.push(b);
+      this.bands.sort((x, y) => y.priority - x.priority);
+    }
+    return b;
+  }
+}
+
+function always(): boolean {
+  return true;
+}

@@ -1,0 +1,80 @@
+// The gateway's flow control: a PoolFlow per pool, the TTFT windows that batch pauses watch, and the
+// pause gates, re-evaluated every 250 ms. Transitions are logged with the figure that caused them.
+
+import type { GatewayConfigSet } from "../config/config-set.js";
+import { LatencyWindow } from "./latency-window.js";
+import { PauseGate, type PauseTransition } from "./pause-gate.js";
+import { PoolFlow, type QueueOutcome } from "./pool-flow.js";
+
+export const EVALUATE_MS = 250;
+
+export interface FlowListeners {
+  /** A batch pause started or ended. */
+  onTransition?(gate: PauseGate, t: PauseTransition): void;
+  /** A request that had to wait stopped waiting. */
+  onQueueOutcome?(pool: string, outcome: QueueOutcome): void;
+}
+
+export class FlowControl<P> {
+  readonly pools = new Map<string, PoolFlow<P>>();
+  /** Rule name → its pause gate. */
+  readonly gates = new Map<string, PauseGate>();
+  /** Watched pool → its TTFT windows (one per window length asked for). */
+  private readonly windows = new Map<string, LatencyWindow[]>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    config: GatewayConfigSet,
+    private readonly listeners: FlowListeners = {},
+  ) {
+    for (const pool of config.pools.values()) {
+      const onOutcome = (o: QueueOutcome) => listeners.onQueueOutcome?.(pool.name, o);
+      this.pools.set(pool.name, new PoolFlow<P>(pool.name, pool.flowControl, onOutcome));
+    }
+    for (const rule of config.route.rules) {
+      const when = rule.queuePolicy?.pauseWhen;
+      if (!when) continue;
+      const windowMs = when.windowSeconds * 1000;
+      const list = this.windows.get(when.pool) ?? [];
+      let window = list.find((w) => w.windowMs === windowMs);
+      if (!window) {
+        window = new LatencyWindow(windowMs);
+        list.push(window);
+        this.windows.set(when.pool, list);
+      }
+      this.gates.set(rule.name, new PauseGate(rule.name, rule.routeTo, when, window));
+    }
+  }
+
+  gateFor(rule: string | null): PauseGate | null {
+    return rule === null ? null : (this.gates.get(rule) ?? null);
+  }
+
+  /** A streamed request of `pool` got its first token `ttftMs` after arriving. */
+  observeTtft(pool: string, ttftMs: number, now: number): void {
+    const list = this.windows.get(pool);
+    if (list) for (const w of list) w.add(ttftMs, now);
+  }
+
+  /** Re-evaluates every gate; a lifted pause lets its pool dispatch at once. */
+  evaluate(now: number): void {
+    for (const gate of this.gates.values()) {
+      const t = gate.evaluate(now);
+      if (!t) continue;
+      this.listeners.onTransition?.(gate, t);
+      if (!t.paused) this.pools.get(gate.pool)?.notify();
+    }
+  }
+
+  start(): void {
+    if (this.gates.size === 0 || this.timer) return;
+    this.timer = setInterval(() => this.evaluate(performance.now()), EVALUATE_MS);
+    this.timer.unref();
+  }
+
+  stop(reason = "the gateway is shutting down"): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const f of this.pools.values()) f.close(reason);
+  }
+}

@@ -1,0 +1,220 @@
+// One pool's flow control: a request leaves the gateway only when an endpoint has room (saturation
+// bounds), in priority order with tenant fairness; otherwise it waits here, where order can still change,
+// until its maxQueueMs. A client that leaves while queued leaves the queue at once.
+
+import type { PoolFlowSettings } from "../config/inference-pool.js";
+import { GatewayError } from "../server/gateway-error.js";
+import { FairQueue, type QueueEntry } from "./fair-queue.js";
+import type { PauseGate } from "./pause-gate.js";
+
+/** What one request asks of its pool's flow. */
+export interface FlowTicket<P> {
+  readonly priority: number;
+  readonly tenant: string;
+  /** Input + max output tokens: the tenant's fairness charge. */
+  readonly cost: number;
+  readonly maxQueueMs: number;
+  /** The batch pause this request's rule is subject to, if any. */
+  readonly gate: PauseGate | null;
+  readonly fallbackOptions: readonly string[];
+  readonly signal: AbortSignal;
+  /**
+   * Places the request on an endpoint with room and claims it (synchronously, so the next placement sees
+   * the claim), or returns null when no endpoint has room.
+   */
+  place(): P | null;
+}
+
+interface Waiter<P> {
+  readonly ticket: FlowTicket<P>;
+  readonly resolve: (placed: P) => void;
+  readonly reject: (err: unknown) => void;
+  timer: NodeJS.Timeout | null;
+  abort: (() => void) | null;
+  entry: QueueEntry<Waiter<P>> | null;
+}
+
+export type QueueOutcome = "dispatched" | "timed_out" | "cancelled" | "refused_full";
+
+/** While anything waits, the queue is re-examined at least this often (stale metrics turning fresh…). */
+const SWEEP_MS = 50;
+
+export class PoolFlow<P> {
+  private readonly queue = new FairQueue<Waiter<P>>();
+  private scheduled = false;
+  private sweep: NodeJS.Timeout | null = null;
+  private pumping = false;
+  private closed = false;
+  /** Requests that waited, and were dispatched / timed out / cancelled / refused as the queue was full. */
+  readonly stats = { queued: 0, dispatched: 0, timedOut: 0, cancelled: 0, refusedFull: 0 };
+
+  constructor(
+    readonly pool: string,
+    readonly settings: PoolFlowSettings,
+    private readonly onOutcome: (outcome: QueueOutcome) => void = () => {},
+  ) {}
+
+  get depth(): number {
+    return this.queue.size;
+  }
+
+  bandSizes(): { priority: number; size: number }[] {
+    return this.queue.bandSizes();
+  }
+
+  /**
+   * Places the request now when nothing of its band or above waits ahead of it and it is not paused;
+   * otherwise queues it. Resolves with the placement; rejects with `queue_full`, `queue_timeout`,
+   * `inference_queue_paused`, or the abort reason when the client leaves.
+   */
+  admit(t: FlowTicket<P>): P | Promise<P> {
+    if (!this.settings.enabled) {
+      const p = t.place();
+      if (p !== null) return p;
+    } else if (!t.gate?.paused) {
+      const head = this.queue.size === 0 ? null : this.queue.peek(eligible);
+      if (head === null || head.priority < t.priority) {
+        const p = t.place();
+        if (p !== null) return p;
+      }
+    }
+    return this.wait(t);
+  }
+
+  /** Something changed (a lease released, a scrape landed, a pause lifted): look at the queue soon. */
+  notify(): void {
+    if (this.scheduled || this.queue.size === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  /** Refuses everything still queued (gateway shutting down). */
+  close(reason: string): void {
+    this.closed = true;
+    for (const e of [...this.queue.values()]) {
+      this.queue.remove(e);
+      this.finish(e.value);
+      e.value.reject(
+        new GatewayError("upstream_unavailable", reason, { route: this.pool, retryAfterSeconds: 1 }),
+      );
+    }
+    if (this.sweep) clearTimeout(this.sweep);
+  }
+
+  private wait(t: FlowTicket<P>): Promise<P> {
+    if (this.closed) {
+      return Promise.reject(new GatewayError("upstream_unavailable", "the gateway is shutting down"));
+    }
+    if (this.queue.size >= this.settings.maxQueuedRequests) {
+      this.stats.refusedFull++;
+      this.onOutcome("refused_full");
+      return Promise.reject(
+        new GatewayError(
+          "queue_full",
+          `pool ${this.pool}: the gateway queue holds ${this.queue.size} requests (maxQueuedRequests)`,
+          { route: this.pool, retryAfterSeconds: 1, fallbackOptions: t.fallbackOptions },
+        ),
+      );
+    }
+    if (t.signal.aborted) return Promise.reject(t.signal.reason);
+    this.stats.queued++;
+    return new Promise<P>((resolve, reject) => {
+      const w: Waiter<P> = { ticket: t, resolve, reject, timer: null, abort: null, entry: null };
+      w.entry = this.queue.push(w, t);
+      w.timer = setTimeout(() => this.expire(w), t.maxQueueMs);
+      w.abort = () => {
+        if (!w.entry || !this.queue.remove(w.entry)) return;
+        this.stats.cancelled++;
+        this.onOutcome("cancelled");
+        this.finish(w);
+        reject(t.signal.reason);
+      };
+      t.signal.addEventListener("abort", w.abort, { once: true });
+      this.armSweep();
+      this.notify();
+    });
+  }
+
+  private expire(w: Waiter<P>): void {
+    if (!w.entry || !this.queue.remove(w.entry)) return;
+    this.stats.timedOut++;
+    this.onOutcome("timed_out");
+    this.finish(w);
+    const t = w.ticket;
+    const gate = t.gate;
+    if (gate?.paused) {
+      w.reject(
+        new GatewayError(
+          "inference_queue_paused",
+          `pool ${this.pool} is paused: pool ${gate.when.pool} TTFT P95 ${fmtMs(gate.lastP95Ms)} is above ` +
+            `${gate.when.ttftP95MsGt} ms (rule ${gate.rule}); waited ${t.maxQueueMs} ms (maxQueueMs)`,
+          {
+            route: this.pool,
+            retryAfterSeconds: gate.retryAfterSeconds(),
+            fallbackOptions: t.fallbackOptions,
+          },
+        ),
+      );
+      return;
+    }
+    w.reject(
+      new GatewayError(
+        "queue_timeout",
+        `pool ${this.pool} had no endpoint with room within maxQueueMs (${t.maxQueueMs} ms)`,
+        {
+          route: this.pool,
+          retryAfterSeconds: Math.max(1, Math.ceil(t.maxQueueMs / 1000)),
+          fallbackOptions: t.fallbackOptions,
+        },
+      ),
+    );
+  }
+
+  private finish(w: Waiter<P>): void {
+    if (w.timer) clearTimeout(w.timer);
+    if (w.abort) w.ticket.signal.removeEventListener("abort", w.abort);
+    w.entry = null;
+  }
+
+  /** Dispatches from the head while endpoints have room. */
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      for (;;) {
+        const head = this.queue.peek(eligible);
+        if (!head) break;
+        const w = head.value;
+        const placed = w.ticket.place();
+        if (placed === null) break;
+        this.queue.take(head);
+        this.stats.dispatched++;
+        this.onOutcome("dispatched");
+        this.finish(w);
+        w.resolve(placed);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private armSweep(): void {
+    if (this.sweep) return;
+    this.sweep = setTimeout(() => {
+      this.sweep = null;
+      this.pump();
+      if (this.queue.size > 0) this.armSweep();
+    }, SWEEP_MS);
+  }
+}
+
+function eligible<P>(w: Waiter<P>): boolean {
+  return !w.ticket.gate?.paused;
+}
+
+function fmtMs(v: number | null): string {
+  return v === null ? "n/a" : `${Math.round(v)} ms`;
+}

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { EndpointState } from "../endpoints/endpoint-state.js";
+import { DEFAULT_SATURATION, type SaturationBounds, saturationOf } from "./saturation.js";
+
+export function endpoint(name = "e0"): EndpointState {
+  const ep = new EndpointState({
+    pool: "p",
+    name,
+    url: "http://127.0.0.1:1",
+    dialect: "vllm",
+    metrics: { path: "/metrics", intervalMs: 100 },
+    health: { path: "/health", intervalMs: 1000 },
+  });
+  ep.healthy = true;
+  ep.healthStatus = "healthy";
+  return ep;
+}
+
+/** A fresh scrape at `now` showing `waiting` queued and `kv` KV use. */
+export function scraped(ep: EndpointState, now: number, waiting: number, kv: number): void {
+  ep.waiting = waiting;
+  ep.kvUsage = kv;
+  ep.scrapedAt = now;
+  ep.inflightAtScrape = ep.inflightRequests;
+}
+
+const B: SaturationBounds = {
+  ...DEFAULT_SATURATION,
+  maxWaiting: 2,
+  maxKvCacheUsage: 0.8,
+  staleMaxInflight: 2,
+};
+
+describe("saturationOf", () => {
+  it("always has room for one request when nothing is in flight, unless not routable", () => {
+    const ep = endpoint();
+    scraped(ep, 1000, 50, 0.99);
+    assert.equal(saturationOf(ep, B, 60_000, 1000), null);
+    ep.healthy = false;
+    assert.equal(saturationOf(ep, B, 1, 1000), "not routable");
+  });
+
+  it("counts requests sent since the scrape as waiting, on top of the scraped queue", () => {
+    const ep = endpoint();
+    ep.acquire(100);
+    scraped(ep, 1000, 1, 0.1);
+    assert.equal(saturationOf(ep, B, 100, 1010), null, "1 waiting < 2");
+    ep.acquire(100);
+    assert.equal(saturationOf(ep, B, 100, 1010), "waiting 2 ≥ 2");
+    scraped(ep, 1100, 0, 0.1);
+    assert.equal(saturationOf(ep, B, 100, 1110), null, "the new scrape shows them running");
+  });
+
+  it("is full at the KV bound", () => {
+    const ep = endpoint();
+    ep.acquire(1);
+    scraped(ep, 1000, 0, 0.85);
+    assert.equal(saturationOf(ep, B, 1, 1000), "KV 85% ≥ 80%");
+  });
+
+  it("treats stale metrics as saturated, with the gateway's own in-flight count as the fallback", () => {
+    const ep = endpoint();
+    ep.acquire(1);
+    scraped(ep, 1000, 0, 0.1);
+    const later = 1000 + ep.metricsStalenessMs + 1;
+    assert.equal(saturationOf(ep, B, 1, later), null, "1 in flight < staleMaxInflight 2");
+    ep.acquire(1);
+    assert.equal(saturationOf(ep, B, 1, later), "metrics stale, in flight 2 ≥ 2");
+    const never = endpoint("never-scraped");
+    never.acquire(1);
+    never.acquire(1);
+    assert.match(saturationOf(never, B, 1, later) ?? "", /metrics stale/);
+  });
+
+  it("applies the in-flight request and token bounds", () => {
+    const ep = endpoint();
+    scraped(ep, 1000, 0, 0);
+    const bounds = { ...B, maxInflight: 1, maxInflightTokens: 100_000 };
+    const lease = ep.acquire(60_000);
+    assert.equal(saturationOf(ep, bounds, 1, 1000), "in flight 1 ≥ 1");
+    assert.equal(
+      saturationOf(ep, { ...bounds, maxInflight: null }, 50_000, 1000),
+      "in-flight tokens 60000 + 50000 > 100000",
+    );
+    assert.equal(saturationOf(ep, { ...bounds, maxInflight: null }, 30_000, 1000), null);
+    lease.release();
+    assert.equal(
+      saturationOf(ep, bounds, 200_000, 1000),
+      null,
+      "an idle endpoint takes even an oversized request",
+    );
+  });
+});

@@ -1,0 +1,205 @@
+// Flow control end to end: simulated engines, the gateway, and real HTTP clients (the official openai
+// client for streams). Batch work waits in the gateway's queue, times out with a structured error,
+// leaves the queue when its client does, and pauses while the live pool's TTFT P95 is too high.
+
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import OpenAI from "openai";
+import { sampleText } from "../sim/sample-text.js";
+import { KEYS, type Platform, startPlatform } from "./testing/platform.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
+const BATCH = { "x-ai-task": "batch_recompute_summary", "x-ai-request-class": "batch" };
+
+/** One batch request by plain fetch, so a test can abort it; resolves with status and body. */
+async function batch(
+  p: Platform,
+  opts: { words?: number; maxTokens?: number; signal?: AbortSignal; trace?: string } = {},
+): Promise<{ status: number; json: any; headers: Headers }> {
+  const res = await fetch(`${p.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${KEYS.quality}`,
+      "x-ai-trace-id": opts.trace ?? `batch-${Math.random().toString(36).slice(2)}`,
+      ...BATCH,
+    },
+    body: JSON.stringify({
+      model: "summary-default",
+      messages: [{ role: "user", content: sampleText("zh", opts.words ?? 200, 3) }],
+      max_tokens: opts.maxTokens ?? 20,
+    }),
+    signal: opts.signal,
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+async function metric(p: Platform, name: string): Promise<string[]> {
+  const text = await (await fetch(`${p.url}/metrics`)).text();
+  return text.split("\n").filter((l) => l.startsWith(name));
+}
+
+async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  for (const until = Date.now() + ms; !cond(); ) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await sleep(10);
+  }
+}
+
+describe("flow control, end to end", () => {
+  const platforms: Platform[] = [];
+  after(() => Promise.all(platforms.map((p) => p.stop())));
+  const start = async (opts: Parameters<typeof startPlatform>[0]) => {
+    const p = await startPlatform(opts);
+    platforms.push(p);
+    return p;
+  };
+
+  it("holds batch requests in the gateway queue while the pod is at its bound, and loses none", async () => {
+    const p = await start({ profile: "h100-llama8b", batchFlowControl: "{ maxInflight: 1 }" });
+    const engine = p.replicas.batch[0]!.engine;
+    let mostRunning = 0;
+    const probe = setInterval(() => {
+      mostRunning = Math.max(mostRunning, engine.numRunning + engine.numWaiting);
+    }, 2);
+    const replies = Array.from({ length: 4 }, (_, i) => batch(p, { trace: `q-${i}`, maxTokens: 30 }));
+    await sleep(30);
+    const depth = await metric(p, 'ai_gateway_queue_depth{pool="summary-batch",priority="10"}');
+    assert.deepEqual(depth, ['ai_gateway_queue_depth{pool="summary-batch",priority="10"} 3']);
+    const results = await Promise.all(replies);
+    clearInterval(probe);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [200, 200, 200, 200],
+    );
+    assert.equal(mostRunning, 1, "the engine never held more than one batch request");
+    await waitFor(() => p.lines.filter((l) => l.trace_id.startsWith("q-")).length === 4);
+    const waits = p.lines
+      .filter((l) => l.trace_id.startsWith("q-"))
+      .map((l) => l.gateway_queue_ms ?? -1)
+      .sort((a, b) => a - b);
+    assert.ok(waits[0]! < 20, `the first went at once (${waits[0]} ms)`);
+    assert.ok(waits[3]! > 3 * 150, `the last waited for three others (${waits[3]} ms)`);
+    const ep = p.gateway.pools.get("summary-batch")!.endpoints[0]!;
+    assert.equal(ep.inflightRequests, 0);
+    assert.deepEqual(
+      await metric(p, 'ai_gateway_queue_requests_total{pool="summary-batch",outcome="dispatched"}'),
+      ['ai_gateway_queue_requests_total{pool="summary-batch",outcome="dispatched"} 3'],
+    );
+  });
+
+  it("refuses with queue_timeout after maxQueueMs, and a client leaving the queue leaves at once", async () => {
+    const p = await start({
+      profile: "h100-llama8b",
+      batchFlowControl: "{ maxInflight: 1 }",
+      batchMaxQueueMs: 300,
+    });
+    const holder = batch(p, { words: 3000, maxTokens: 150 });
+    await sleep(20);
+    const late = await batch(p, { trace: "late" });
+    assert.equal(late.status, 503);
+    assert.equal(late.headers.get("retry-after"), "1");
+    assert.equal(late.json.error.code, "queue_timeout");
+    assert.equal(late.json.error.route, "summary-batch");
+    assert.deepEqual(late.json.error.fallback_options, ["retry_later"]);
+    assert.match(late.json.error.message, /maxQueueMs \(300 ms\)/);
+
+    const ac = new AbortController();
+    const gone = batch(p, { trace: "gone", signal: ac.signal });
+    await sleep(50);
+    assert.equal(p.gateway.flow.pools.get("summary-batch")!.depth, 1);
+    ac.abort();
+    await assert.rejects(gone);
+    await waitFor(() => p.gateway.flow.pools.get("summary-batch")!.depth === 0, 200);
+    assert.equal((await holder).status, 200);
+    await waitFor(() => p.lines.some((l) => l.trace_id === "gone"));
+    const line = p.lines.find((l) => l.trace_id === "gone")!;
+    assert.equal(line.status, "client_cancelled");
+    assert.equal(line.endpoint, null, "never sent to an engine");
+    assert.equal(p.lines.find((l) => l.trace_id === "late")!.error_code, "queue_timeout");
+    assert.equal(p.replicas.batch[0]!.engine.stats.finished.abort, 0);
+    assert.equal(p.gateway.pools.get("summary-batch")!.endpoints[0]!.inflightRequests, 0);
+  });
+
+  it("pauses batch while the live pool's TTFT P95 is above the threshold, refuses with the seed's error, and resumes", async () => {
+    const p = await start({
+      profile: "h100-llama8b",
+      batchQueuePolicy:
+        "{ pauseWhen: { pool: summary-online, ttftP95MsGt: 60, windowSeconds: 2, minSamples: 3, resumeAfterSeconds: 0, retryAfterSeconds: 900 }, fallbackOptions: [retry_later, short_summary_only] }",
+      batchMaxQueueMs: 5000,
+    });
+    const live = new OpenAI({
+      baseURL: `${p.url}/v1`,
+      apiKey: KEYS.basic,
+      maxRetries: 0,
+      defaultHeaders: LIVE,
+    });
+    // Four live summaries of ~7k tokens: each prefill alone is ~130 ms on this profile, past 60 ms.
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, i) => {
+        const s = await live.chat.completions.create({
+          model: "summary-default",
+          messages: [{ role: "user", content: sampleText("en", 5200, 10 + i) }],
+          max_tokens: 5,
+          stream: true,
+        });
+        for await (const _ of s);
+      }),
+    );
+    await waitFor(() => p.events.some((e) => e.event === "queue.paused"), 2000);
+    const paused = p.events.find((e) => e.event === "queue.paused")!.fields;
+    assert.equal(paused.pool, "summary-batch");
+    assert.equal(paused.rule, "quality-batch");
+    assert.equal(paused.watched_pool, "summary-online");
+    assert.equal(paused.threshold_ms, 60);
+    assert.ok((paused.ttft_p95_ms as number) > 60);
+    assert.deepEqual(await metric(p, 'ai_gateway_queue_paused{pool="summary-batch"'), [
+      'ai_gateway_queue_paused{pool="summary-batch",rule="quality-batch"} 1',
+    ]);
+
+    const t0 = Date.now();
+    const held = await batch(p, { trace: "held" });
+    const waited = Date.now() - t0;
+    assert.equal(held.status, 200, "paused requests wait; none is dropped");
+    assert.ok(waited > 300, `it waited for the resume (${waited} ms)`);
+    assert.ok(p.events.some((e) => e.event === "queue.resumed"));
+
+    // Paused again, with a queue limit shorter than the pause: the seed's inference_queue_paused.
+    const p2 = await start({
+      profile: "h100-llama8b",
+      batchQueuePolicy:
+        "{ pauseWhen: { pool: summary-online, ttftP95MsGt: 60, windowSeconds: 30, minSamples: 3, retryAfterSeconds: 900 }, fallbackOptions: [retry_later, short_summary_only] }",
+      batchMaxQueueMs: 200,
+    });
+    const live2 = new OpenAI({
+      baseURL: `${p2.url}/v1`,
+      apiKey: KEYS.basic,
+      maxRetries: 0,
+      defaultHeaders: LIVE,
+    });
+    for (let i = 0; i < 3; i++) {
+      const s = await live2.chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: sampleText("en", 5200, 20 + i) }],
+        max_tokens: 5,
+        stream: true,
+      });
+      for await (const _ of s);
+    }
+    await waitFor(() => p2.gateway.flow.gates.get("quality-batch")!.paused, 2000);
+    const refused = await batch(p2, { trace: "refused" });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get("retry-after"), "900");
+    assert.equal(refused.json.error.code, "inference_queue_paused");
+    assert.equal(refused.json.error.retry_after_seconds, 900);
+    assert.equal(refused.json.error.route, "summary-batch");
+    assert.deepEqual(refused.json.error.fallback_options, ["retry_later", "short_summary_only"]);
+    await waitFor(() => p2.lines.some((l) => l.trace_id === "refused"));
+    const line = p2.lines.find((l) => l.trace_id === "refused")!;
+    assert.equal(line.endpoint, null, "never sent to an engine");
+    assert.equal(line.error_code, "inference_queue_paused");
+    assert.ok((line.gateway_queue_ms ?? 0) >= 190, "the log line shows the wait");
+  });
+});
