@@ -47,6 +47,37 @@ export interface TimePoint {
   value: number;
 }
 
+/** The batch pause as measured (tokengate with a `queuePolicy.pauseWhen`); times in s from the run's start. */
+export interface PauseResult {
+  watched_pool: string;
+  threshold_ms: number;
+  window_s: number;
+  /** When the watched pool's TTFT P95 over the window first passed the threshold, as the clients saw it. */
+  threshold_passed_s: number | null;
+  /** The gateway's `queue.paused` / `queue.resumed` events. */
+  paused_at_s: number[];
+  resumed_at_s: number[];
+  /** From the threshold passing to the pause taking hold: the last batch dispatch after it, or the pause. */
+  effective_after_s: number | null;
+  /** Batch requests that left the gateway queue while a pause was on (should be 0). */
+  batch_dispatched_while_paused: number;
+}
+
+/** Batch work and queueing (issue 6), for scenarios with a batch class. */
+export interface BatchFlowResult {
+  batch_sent: number;
+  batch_completed: number;
+  /** Sent and never completed: errors, timeouts, refusals. */
+  batch_lost: number;
+  /** When the last batch reply finished, s from the run's start (the backlog's drain). */
+  batch_last_completion_s: number | null;
+  /** Batch replies finished within each scenario phase, per second of the phase. */
+  batch_throughput_by_phase: Record<string, { requests_per_s: number; output_tokens_per_s: number }>;
+  /** Gateway queue wait P95 by class, ms (tokengate only; empty for other routers). */
+  gateway_queue_p95_ms: Record<string, number | null>;
+  pause: PauseResult | null;
+}
+
 export interface RouterResult {
   status: "ok" | "skipped" | "failed";
   /** Why it was skipped or failed. */
@@ -69,6 +100,8 @@ export interface RouterResult {
   kv_usage: Record<string, TimePoint[]>;
   /** Per-request client measurements (for charts); ms. */
   samples?: { cls: string; ttft_ms: number | null; e2e_ms: number; ok: boolean; t_s: number }[];
+  /** Batch and flow-control figures, for scenarios that name a batch class. */
+  flow?: BatchFlowResult;
   duration_s: number;
 }
 
@@ -79,6 +112,8 @@ export interface BenchResults {
   quick: boolean;
   description: string;
   requests: number;
+  /** The scenario's live class (seed 004's "live summary"), when it has one. */
+  live_class?: string;
   routers: Record<string, RouterResult>;
 }
 

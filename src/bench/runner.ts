@@ -6,15 +6,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { loadConfigTexts } from "../config/index.js";
+import type { PauseWhen } from "../config/route-types.js";
 import type { FleetSpec } from "../sim/fleet.js";
 import type { RequestTiming } from "../sim/request-timings.js";
 import { type Child, startTokengate } from "./child-process.js";
 import { EngineSampler, type EngineTarget } from "./engine-sampler.js";
+import { summarizeFlow } from "./flow-summary.js";
 import { startBaseline } from "./nginx.js";
 import { Progress } from "./progress.js";
 import { type ReplayRecord, replay } from "./replay.js";
 import { type BenchResults, type RouterResult, skippedRouter } from "./results.js";
 import type { RouterName, Scenario, Topology } from "./scenarios/scenario.js";
+import type { ShippedScenario } from "./scenarios/shipped.js";
 import { makeAgent } from "./stream-client.js";
 import { summarize } from "./summarize.js";
 import type { TraceRequest } from "./trace.js";
@@ -48,6 +51,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     quick: opts.quick,
     description: scenario.description,
     requests: trace.length,
+    live_class: scenario.liveClass,
     routers: {},
   };
   for (const topo of scenario.topologies) {
@@ -106,6 +110,7 @@ async function runRouter(
     const progress = new Progress(`${router}@${topo.name}`, trace.length, opts.progress !== false);
     sampler.start();
     const t0 = performance.now();
+    const startedAtEpochMs = Date.now();
     let records: ReplayRecord[];
     try {
       records = await replay(trace, {
@@ -124,7 +129,7 @@ async function runRouter(
     await stopRouter();
     stopRouter = async () => {};
     const log = logFile ? readLog(logFile) : null;
-    return summarize({
+    const result = summarize({
       records,
       sampler,
       fleet: fleet.targets,
@@ -134,6 +139,25 @@ async function runRouter(
       topology: topo.name,
       engineTimings,
     });
+    if (scenario.batchClass) {
+      const phases =
+        "phases" in scenario
+          ? (scenario as ShippedScenario).phases({
+              seed: opts.seed,
+              quick: opts.quick,
+              durationS: opts.durationS,
+            })
+          : [];
+      result.flow = summarizeFlow({
+        records,
+        batchClass: scenario.batchClass,
+        phases,
+        log,
+        startedAtEpochMs,
+        pauseWhen: configFiles ? batchPause(configFiles, scenario.batchClass) : null,
+      });
+    }
+    return result;
   } catch (err) {
     return { ...skippedRouter(`${(err as Error).message}`, topo.name), status: "failed" };
   } finally {
@@ -235,6 +259,14 @@ async function resetEngines(targets: readonly EngineTarget[]): Promise<void> {
   await Promise.all(
     targets.map((t) => fetch(`${t.url}/admin/reset`, { method: "POST" }).then((r) => r.text())),
   );
+}
+
+/** The pause of the rule that routes the batch class, from tokengate's config for the run. */
+function batchPause(files: Record<string, string>, batchClass: string): PauseWhen | null {
+  const loaded = loadConfigTexts(files);
+  if (!loaded.ok) return null;
+  const rule = loaded.config.route.rules.find((r) => r.when.requestClass?.includes(batchClass));
+  return rule?.queuePolicy?.pauseWhen ?? null;
 }
 
 function readLog(file: string): Record<string, unknown>[] {

@@ -123,6 +123,27 @@ describe("flow control, end to end", () => {
     assert.equal(p.gateway.pools.get("summary-batch")!.endpoints[0]!.inflightRequests, 0);
   });
 
+  it("shares one endpoint state between pools that list the same engine (batch borrowing the long pod)", async () => {
+    const p = await start({
+      profile: "h100-llama8b",
+      batchBorrowsLong: true,
+      batchFlowControl: "{ maxInflight: 1 }",
+    });
+    const longEp = p.gateway.pools.get("summary-long")!.endpoints[0]!;
+    const batchEps = p.gateway.pools.get("summary-batch")!.endpoints;
+    assert.equal(batchEps.length, 2);
+    assert.ok(batchEps.includes(longEp), "the same object, so in-flight counts and scrapes are shared");
+    // Two batch requests at once: one per engine, the borrowed long pod included.
+    const replies = await Promise.all([batch(p, { maxTokens: 40 }), batch(p, { maxTokens: 40 })]);
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      [200, 200],
+    );
+    await waitFor(() => p.lines.length >= 2);
+    assert.deepEqual(new Set(p.lines.map((l) => l.endpoint)).size, 2);
+    assert.equal(longEp.inflightRequests, 0);
+  });
+
   it("pauses batch while the live pool's TTFT P95 is above the threshold, refuses with the seed's error, and resumes", async () => {
     const p = await start({
       profile: "h100-llama8b",

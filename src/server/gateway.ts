@@ -67,12 +67,16 @@ export class Gateway implements GatewayRuntime {
       onTransition: (gate, t) => this.pauseChanged(gate, t),
       onQueueOutcome: (pool, outcome) => this.metrics.queueOutcomes.labels(pool, outcome).inc(),
     });
-    const all: EndpointState[] = [];
+    // One state per engine: a pool that borrows another's endpoints (seed 004's batch pool borrowing the
+    // long-context pods) shares its in-flight counts and scrapes.
+    const byUrl = new Map<string, EndpointState>();
+    const flowsOf = new Map<EndpointState, string[]>();
     for (const pool of config.pools.values()) {
-      const endpoints = EndpointState.forPool(pool);
-      const flow = this.flow.pools.get(pool.name)!;
-      for (const e of endpoints) e.onCapacity = () => flow.notify();
-      all.push(...endpoints);
+      const endpoints = EndpointState.forPool(pool).map((e) => byUrl.get(e.url) ?? e);
+      for (const e of endpoints) {
+        byUrl.set(e.url, e);
+        flowsOf.set(e, [...(flowsOf.get(e) ?? []), pool.name]);
+      }
       const pickerConfig = config.pickers.get(pool.name)!;
       const session = sessionHeader(pickerConfig);
       this.pools.set(pool.name, {
@@ -87,6 +91,15 @@ export class Gateway implements GatewayRuntime {
         },
       });
     }
+    // Freed capacity is offered to the pools sharing the endpoint in their route priority order.
+    const rank = poolPriorities(config);
+    for (const [ep, names] of flowsOf) {
+      const flows = names
+        .sort((a, b) => (rank.get(b) ?? 0) - (rank.get(a) ?? 0))
+        .map((n) => this.flow.pools.get(n)!);
+      ep.onCapacity = flows.length === 1 ? () => flows[0]!.notify() : () => flows.forEach((f) => f.notify());
+    }
+    const all = [...byUrl.values()];
     this.monitor = new EndpointMonitor(all, {
       onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),
     });
@@ -325,6 +338,14 @@ export class Gateway implements GatewayRuntime {
       m.tokenEstimateError.labels(s.model).set(s.p90RelativeError);
     }
   }
+}
+
+/** Each pool's highest priority under any model alias. */
+function poolPriorities(config: GatewayConfigSet): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const alias of config.route.aliases.values())
+    for (const p of alias.pools) out.set(p.name, Math.max(out.get(p.name) ?? 0, p.priority));
+  return out;
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<number> {

@@ -3,6 +3,7 @@
 
 import type { BenchResults, RouterResult } from "../results.js";
 import { type AcceptanceTarget, meetsTarget, SEED_004_TARGETS } from "./acceptance-targets.js";
+import { flowSection } from "./flow-section.js";
 import { formatCount, formatMs, formatNumber, formatRate } from "./format.js";
 import { figuresRight, mdTable } from "./md-table.js";
 import { orderClasses } from "./request-classes.js";
@@ -26,6 +27,7 @@ export function renderReport(results: BenchResults, opts: ReportOptions = {}): s
     acceptanceSection(results, ran),
     classSections(ran),
     throughputSection(ran),
+    flowSection(ran, results.live_class ?? "interactive"),
     endpointSection(ran),
     chartSection(opts.charts ?? []),
     opts.notes?.length ? `## Notes\n\n${opts.notes.map((n) => `- ${n}`).join("\n")}` : "",

@@ -22,10 +22,14 @@ export function inferencePoolDoc(
   pool: string,
   group: ReplicaGroup,
   endpoints: Record<string, string[]>,
+  extra: { borrow?: readonly ReplicaGroup[]; flowControl?: object } = {},
 ): object {
-  const urls = endpoints[group.name];
-  if (!urls || urls.length === 0) throw new Error(`no endpoint URLs for fleet group "${group.name}"`);
-  const names = replicaNames(group);
+  const named = (g: ReplicaGroup) => {
+    const urls = endpoints[g.name];
+    if (!urls || urls.length === 0) throw new Error(`no endpoint URLs for fleet group "${g.name}"`);
+    const names = replicaNames(g);
+    return urls.map((url, i) => ({ url, name: names[i] ?? `${g.name}-${i}` }));
+  };
   return {
     apiVersion: SEED_API,
     kind: "InferencePool",
@@ -33,9 +37,11 @@ export function inferencePoolDoc(
     spec: {
       engine: group.dialect,
       model: group.model,
-      endpoints: urls.map((url, i) => ({ url, name: names[i] ?? `${group.name}-${i}` })),
+      // Borrowed groups' engines (same model) join this pool; the gateway shares their state.
+      endpoints: [group, ...(extra.borrow ?? [])].flatMap(named),
       metrics: { intervalMs: 100 },
       health: { intervalMs: 500 },
+      ...(extra.flowControl ? { flowControl: extra.flowControl } : {}),
     },
   };
 }

@@ -45,4 +45,6 @@ export interface Scenario {
   /** Class names of seed 004's acceptance table: which class is "live" and which is "long". */
   liveClass: string;
   longClass: string | null;
+  /** The class of batch work, when the scenario has one: reports count it lost or done, per phase. */
+  batchClass?: string;
 }

@@ -1,6 +1,7 @@
 // Seed 004's hardware, 8 simulated GPUs two ways: the original 4 identical pods behind one pool, and the
 // split pools (online, long, batch) behind seed 004's InferenceRoute, with tokengate's config for each.
 
+import type { ReplicaGroup } from "../../sim/fleet.js";
 import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
 import { gatewayConfigDoc, inferencePoolDoc, inferenceRouteDoc, yamlDocuments } from "./gateway-yaml.js";
 import type { Topology } from "./scenario.js";
@@ -69,11 +70,28 @@ export const splitTopology: Topology = {
   gpus: fleetGpus(split),
   routers: ["tokengate"],
   gatewayConfig: (endpoints) => ({
-    "pools.yaml": yamlDocuments(split.groups.map((g) => inferencePoolDoc(g.name, g, endpoints))),
+    "pools.yaml": yamlDocuments(splitPools(endpoints)),
     "route.yaml": yamlDocuments([splitRoute()]),
     "gateway.yaml": yamlDocuments([gatewayConfigDoc("support-summary-bench")]),
   }),
 };
+
+/**
+ * Seed 004: "批处理池可以在夜间借用长上下文池，但白天遇到在线压力时会暂停取任务" — the batch pool borrows the
+ * long-context pod as well as its own, and the gateway keeps the engines' queues short (one waiting
+ * request, KV under 85%) so the long backlog waits where it can still be reordered and paused.
+ */
+function splitPools(endpoints: Record<string, string[]>): object[] {
+  const [online, long, batch] = split.groups as [ReplicaGroup, ReplicaGroup, ReplicaGroup];
+  return [
+    inferencePoolDoc(online.name, online, endpoints),
+    inferencePoolDoc(long.name, long, endpoints),
+    inferencePoolDoc(batch.name, batch, endpoints, {
+      borrow: [long],
+      flowControl: { maxWaiting: 1, maxKvCacheUsage: 0.85 },
+    }),
+  ];
+}
 
 /** Seed 004's InferenceRoute as examples/support-summary/route.yaml has it, batch pause included. */
 function splitRoute(): object {
@@ -123,7 +141,20 @@ function splitRoute(): object {
         name: "quality-batch",
         when: { requestClass: "batch" },
         routeTo: "summary-batch",
-        queuePolicy: { pauseWhen: { pool: "summary-online", ttftP95MsGt: 2000 } },
+        // The seed pauses at 2,000 ms, just above its live target (1,800 ms); issue 6's target is 1,000 ms,
+        // so the bench pauses there, over a 20 s window, resuming below 800 ms held for 10 s.
+        queuePolicy: {
+          pauseWhen: {
+            pool: "summary-online",
+            ttftP95MsGt: 1000,
+            windowSeconds: 20,
+            resumeBelowMs: 800,
+            resumeAfterSeconds: 10,
+            minSamples: 20,
+            retryAfterSeconds: 900,
+          },
+          fallbackOptions: ["retry_later", "short_summary_only"],
+        },
       },
     ],
   });

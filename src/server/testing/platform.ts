@@ -28,6 +28,8 @@ export interface PlatformOptions {
   batchFlowControl?: string;
   /** YAML flow map for the quality-batch rule's `queuePolicy`. */
   batchQueuePolicy?: string;
+  /** summary-batch also lists the long-context engine (seed 004: batch borrows the long pool). */
+  batchBorrowsLong?: boolean;
   /** summary-batch's maxQueueMs (default 300000). */
   batchMaxQueueMs?: number;
 }
@@ -80,7 +82,7 @@ metadata: { name: summary-batch }
 spec:
   engine: vllm
   model: summary-14b-long
-  endpoints: [${eps(replicas.batch)}]
+  endpoints: [${eps(opts.batchBorrowsLong ? [...replicas.batch, ...replicas.long] : replicas.batch)}]
   metrics: { intervalMs: 100 }
   health: { intervalMs: 100 }
 ${opts.batchFlowControl ? `  flowControl: ${opts.batchFlowControl}` : ""}
