@@ -3,6 +3,7 @@
 // --gateway`). Nothing is counted or recorded: no lease, no prefix-index entry, no log line.
 
 import type { IncomingHttpHeaders } from "node:http";
+import { saturationOf } from "../flow/saturation.js";
 import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import { promptHashesFor } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
@@ -42,6 +43,14 @@ export function explainRequest(
   if (!decision.ok) return out;
   const pool = gw.pools.get(decision.pool);
   if (!pool) return out;
+  out.queue = queueExplain(
+    gw,
+    decision.pool,
+    decision.rule,
+    decision.priority,
+    decision.maxQueueMs,
+    inputTokens + decision.maxTokens,
+  );
   const picker = pool.picker;
   const blockHashes = promptHashesFor(
     picker.config,
@@ -78,4 +87,48 @@ export function explainRequest(
     prompt_blocks: blockHashes.length,
   };
   return out;
+}
+
+/** Flow control's view: whether the request would wait, behind what, and each endpoint's room. */
+function queueExplain(
+  gw: GatewayRuntime,
+  poolName: string,
+  rule: string | null,
+  priority: number,
+  maxQueueMs: number,
+  cost: number,
+): Record<string, unknown> {
+  const flow = gw.flow.pools.get(poolName)!;
+  const pool = gw.pools.get(poolName)!;
+  const gate = gw.flow.gateFor(rule);
+  const now = Date.now();
+  const room = pool.endpoints.map((e) => ({
+    endpoint: e.name,
+    saturated: flow.settings.enabled ? saturationOf(e, flow.settings, cost, now) : null,
+  }));
+  const ahead = flow
+    .bandSizes()
+    .filter((b) => b.priority >= priority)
+    .reduce((n, b) => n + b.size, 0);
+  const paused = gate?.paused ?? false;
+  const wouldWait = paused || ahead > 0 || (flow.settings.enabled && room.every((r) => r.saturated !== null));
+  return {
+    priority,
+    max_queue_ms: maxQueueMs,
+    flow_control: flow.settings.enabled,
+    queued: flow.depth,
+    queued_at_or_above_priority: ahead,
+    pause: gate
+      ? {
+          rule: gate.rule,
+          paused,
+          watched_pool: gate.when.pool,
+          ttft_p95_ms: gate.lastP95Ms,
+          threshold_ms: gate.when.ttftP95MsGt,
+          samples: gate.lastSamples,
+        }
+      : null,
+    endpoints: room,
+    would_wait: wouldWait,
+  };
 }

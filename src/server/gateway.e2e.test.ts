@@ -190,6 +190,14 @@ describe("gateway end to end, through the official openai client", () => {
     assert.match(out.pick.mode, /metrics|predicted|p2c/);
     assert.ok(out.pick.top_scores.length > 0 && "perScorer" in out.pick.top_scores[0]);
     assert.ok(out.pick.prompt_blocks > 10);
+    assert.equal(out.queue.priority, 100);
+    assert.equal(out.queue.max_queue_ms, 800);
+    assert.equal(out.queue.would_wait, false);
+    assert.equal(out.queue.pause, null);
+    assert.deepEqual(
+      out.queue.endpoints.map((e: { saturated: unknown }) => e.saturated),
+      [null, null],
+    );
     await sleep(30);
     assert.equal(p.lines.length, before, "nothing was sent, so nothing is logged");
     for (const e of p.gateway.pools.get("summary-online")!.endpoints) assert.equal(e.inflightRequests, 0);
