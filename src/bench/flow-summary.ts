@@ -9,6 +9,9 @@ import type { BatchFlowResult, PauseResult } from "./results.js";
 import type { ScenarioPhase } from "./scenarios/shipped.js";
 import { percentile, round } from "./stats.js";
 
+/** How far apart the client's and the gateway's clocks may place one moment (s). */
+const CLOCK_SLACK_S = 0.25;
+
 export interface FlowSummaryInput {
   records: readonly ReplayRecord[];
   batchClass: string;
@@ -95,15 +98,18 @@ function pauseFigures(
     .filter((t): t is number => t !== null);
   let effectiveAfter: number | null = null;
   let whilePaused = 0;
+  // Dispatch times come from the client's clock plus the logged queue wait, event times from the
+  // gateway's wall clock: a dispatch within this much of a resume counts as made at the resume.
+  const slack = CLOCK_SLACK_S;
   for (let i = 0; i < pausedAt.length; i++) {
     const from = pausedAt[i]!;
-    const to = resumedAt.find((t) => t > from) ?? Number.POSITIVE_INFINITY;
-    whilePaused += dispatches.filter((t) => t > from && t < to).length;
+    const to = (resumedAt.find((t) => t > from) ?? Number.POSITIVE_INFINITY) - slack;
+    whilePaused += dispatches.filter((t) => t > from + slack && t < to).length;
   }
   if (passed !== null) {
     const pause = pausedAt.find((t) => t >= passed - when.windowSeconds) ?? null;
     if (pause !== null) {
-      const resume = resumedAt.find((t) => t > pause) ?? Number.POSITIVE_INFINITY;
+      const resume = (resumedAt.find((t) => t > pause) ?? Number.POSITIVE_INFINITY) - slack;
       const lastLeft = Math.max(pause, ...dispatches.filter((t) => t >= passed && t < resume));
       effectiveAfter = round(Math.max(0, lastLeft - passed), 2);
     }
