@@ -25,7 +25,18 @@ describe("tokengate config validate", () => {
       ),
       r.out,
     );
-    assert.ok(lines.includes("rule 3 quality-batch: class in [batch] → summary-batch (pausable)"), r.out);
+    assert.ok(
+      lines.includes(
+        "rule 3 quality-batch: class in [batch] → summary-batch (paused while summary-online TTFT P95 > 2000 ms over 60 s; resumes below 1600 ms held 10 s)",
+      ),
+      r.out,
+    );
+    assert.ok(
+      lines.includes(
+        "    gateway queue (up to 10000) until an endpoint has waiting < 1, KV < 85%, tokens in flight <= 120000",
+      ),
+      r.out,
+    );
     assert.ok(lines.includes("gateway: listen 127.0.0.1:8080, metrics/admin on same listener"), r.out);
   });
 

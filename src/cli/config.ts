@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { formatConfigError } from "../config/errors.js";
+import type { PoolFlowSettings } from "../config/inference-pool.js";
 import { loadConfig } from "../config/loader.js";
 
 export const CONFIG_USAGE = `Usage: tokengate config validate <file or folder> [--require-env]
@@ -63,6 +64,18 @@ function parse(argv: string[]) {
   });
 }
 
+/** A pool's gateway queue and saturation bounds, in one line. */
+function describeFlow(f: PoolFlowSettings): string {
+  if (!f.enabled) return "flow control off: requests go to an endpoint at once";
+  const bounds = [
+    `waiting < ${f.maxWaiting}`,
+    `KV < ${Math.round(f.maxKvCacheUsage * 100)}%`,
+    f.maxInflight === null ? null : `in flight < ${f.maxInflight}`,
+    f.maxInflightTokens === null ? null : `tokens in flight <= ${f.maxInflightTokens}`,
+  ].filter((b) => b !== null);
+  return `gateway queue (up to ${f.maxQueuedRequests}) until an endpoint has ${bounds.join(", ")}`;
+}
+
 /** The summary `config validate` prints: version, aliases → pools → endpoints, rules, gateway settings. */
 export function describeConfig(config: GatewayConfigSet): string {
   const lines: string[] = [];
@@ -84,12 +97,15 @@ export function describeConfig(config: GatewayConfigSet): string {
       lines.push(
         `    ${pool.engine} ${pool.model} (${pool.modelVersion}): ${pool.endpoints.map((e) => e.url).join(", ")}`,
       );
+      lines.push(`    ${describeFlow(pool.flowControl)}`);
     }
   }
   for (const [i, r] of config.route.rules.entries()) {
-    lines.push(
-      `rule ${i + 1} ${r.name}: ${describeWhen(r.when)} → ${r.routeTo}${r.queuePolicy?.pauseWhen ? " (pausable)" : ""}`,
-    );
+    const w = r.queuePolicy?.pauseWhen;
+    const pause = w
+      ? ` (paused while ${w.pool} TTFT P95 > ${w.ttftP95MsGt} ms over ${w.windowSeconds} s; resumes below ${w.resumeBelowMs} ms held ${w.resumeAfterSeconds} s)`
+      : "";
+    lines.push(`rule ${i + 1} ${r.name}: ${describeWhen(r.when)} → ${r.routeTo}${pause}`);
   }
   const g = config.gateway;
   const admin = g.admin.separate ? `${g.admin.host}:${g.admin.port}` : "same listener";
