@@ -50,8 +50,17 @@ export class FlowControl<P> {
     return rule === null ? null : (this.gates.get(rule) ?? null);
   }
 
-  /** A streamed request of `pool` got its first token `ttftMs` after arriving. */
-  observeTtft(pool: string, ttftMs: number, now: number): void {
+  /** Whether a batch pause watches `pool`'s TTFT. */
+  watches(pool: string): boolean {
+    return this.windows.has(pool);
+  }
+
+  /**
+   * A streamed request of `pool` got its first token `ttftMs` after arriving at the gateway — told as it
+   * happens, not when the reply ends, so a pause reacts within its evaluation period. Non-streaming
+   * replies are not counted: their "first token" is their last.
+   */
+  observeTtft(pool: string, ttftMs: number, now = performance.now()): void {
     const list = this.windows.get(pool);
     if (list) for (const w of list) w.add(ttftMs, now);
   }

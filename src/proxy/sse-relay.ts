@@ -24,7 +24,11 @@ export class SseRelay {
   frames = 0;
   private pending: Buffer | null = null;
 
-  constructor(private readonly keepUsageFrame: boolean) {}
+  constructor(
+    private readonly keepUsageFrame: boolean,
+    /** Told the moment the first generated text passes (flow control watches TTFT as it happens). */
+    private readonly onFirstContent: (() => void) | null = null,
+  ) {}
 
   /** Returns the bytes to write to the client for this upstream chunk (possibly empty). */
   push(chunk: Buffer): Buffer {
@@ -65,6 +69,7 @@ export class SseRelay {
       this.frames++;
       if (CONTENT.test(data.toString("utf8", start, stop))) {
         this.firstContentAt = performance.now();
+        this.onFirstContent?.();
         return;
       }
       start = stop + 2;

@@ -19,6 +19,8 @@ export interface AttemptPlan {
   responseHeaders: Record<string, string>;
   traceId: string;
   timeouts: { firstByteMs: number; idleMs: number; totalMs: number };
+  /** Streams: called when the first generated text passes to the client. */
+  onFirstToken?: (() => void) | null;
 }
 
 export type AttemptOutcome =
@@ -149,7 +151,7 @@ function relayStream(
   clientGone: AbortSignal,
   onStart: () => void,
 ): Promise<AttemptOutcome> {
-  const relay = new SseRelay(plan.clientWantsUsage);
+  const relay = new SseRelay(plan.clientWantsUsage, plan.onFirstToken ?? null);
   let started = false;
   const idle = setTimeout(() => ac.abort(new Deadline("idle")), plan.timeouts.idleMs);
   idle.unref();

@@ -208,6 +208,8 @@ async function serve(
     throw err;
   }
   rec.dispatchedAt = performance.now();
+  // A batch pause watching this pool hears of each streamed first token as it happens.
+  const watched = profile.stream && gw.flow.watches(decision.pool);
   gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
 
   for (;;) {
@@ -242,6 +244,7 @@ async function serve(
           },
           traceId: rec.traceId,
           timeouts,
+          onFirstToken: watched ? () => gw.flow.observeTtft(decision.pool, performance.now() - rec.t0) : null,
         },
         res,
         clientGone,
@@ -361,8 +364,6 @@ function settle(gw: GatewayRuntime, rec: RequestRecord): void {
     if (Number.isFinite(rec.firstTokenAt)) {
       const ttftMs = rec.firstTokenAt - rec.t0;
       m.ttftSeconds.labels(pool).observe(ttftMs / 1000);
-      // Batch pauses watch streamed TTFT only: a non-streaming reply's "first token" is its last.
-      if (rec.stream) gw.flow.observeTtft(pool, ttftMs, now);
     }
     m.durationSeconds.labels(pool).observe((now - rec.t0) / 1000);
     if (rec.runtimeQueueMs !== null) m.runtimeQueueSeconds.labels(pool).observe(rec.runtimeQueueMs / 1000);

@@ -97,7 +97,9 @@ export class Gateway implements GatewayRuntime {
       const flows = names
         .sort((a, b) => (rank.get(b) ?? 0) - (rank.get(a) ?? 0))
         .map((n) => this.flow.pools.get(n)!);
-      ep.onCapacity = flows.length === 1 ? () => flows[0]!.notify() : () => flows.forEach((f) => f.notify());
+      ep.onCapacity = () => {
+        for (const f of flows) f.notify();
+      };
     }
     const all = [...byUrl.values()];
     this.monitor = new EndpointMonitor(all, {

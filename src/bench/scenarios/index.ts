@@ -1,5 +1,6 @@
 // The scenarios `tokengate bench` ships, by name.
 
+import { liveSurge } from "./live-surge.js";
 import { mixedLengths } from "./mixed-lengths.js";
 import { multiTurn } from "./multi-turn.js";
 import { sharedPrefix } from "./shared-prefix.js";
@@ -13,6 +14,7 @@ export const SCENARIOS: Readonly<Record<string, ShippedScenario>> = {
   [sharedPrefix.name]: sharedPrefix,
   [multiTurn.name]: multiTurn,
   [mixedLengths.name]: mixedLengths,
+  [liveSurge.name]: liveSurge,
 };
 
 /** The named scenario; throws naming the known ones otherwise. */

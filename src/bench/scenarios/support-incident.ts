@@ -34,14 +34,6 @@ const LIVE_PROMPT = { median: 2800, sigma: 0.18, min: 1600, max: 6000 };
 const LIVE_SYSTEM_TOKENS = 160;
 const LIVE_MAX_TOKENS = 420;
 
-/**
- * A surge of live summaries in the middle of the flood (the incident itself brings tickets): extra
- * arrivals per second for a while, enough to push the online pool's TTFT P95 past the batch pause
- * threshold of the split topology's route, so the pause is exercised and measured.
- */
-const FULL_SURGE = { offsetS: 50, durationS: 15, rate: 24 };
-const QUICK_SURGE = { offsetS: 2, durationS: 3, rate: 24 };
-
 /** Long live summaries per second (an agent opens a long historical ticket): a few a minute. */
 const LONG_RATE = 0.1;
 const LONG_PROMPT = { min: 12_000, max: 40_000 };
@@ -81,27 +73,15 @@ function phases(opts: GenerateOptions): ScenarioPhase[] {
   const k = opts.durationS !== undefined ? opts.durationS / total : 1;
   const floodStart = p.liveOnlyS * k;
   const floodEnd = floodStart + p.floodS * k;
-  const surge = opts.quick ? QUICK_SURGE : FULL_SURGE;
-  const surgeStart = floodStart + surge.offsetS * k;
-  const surgeEnd = surgeStart + surge.durationS * k;
   return [
     { name: "live-only", startS: 0, endS: floodStart },
-    { name: "backlog-flood", startS: floodStart, endS: surgeStart },
-    { name: "live-surge", startS: surgeStart, endS: surgeEnd },
-    { name: "backlog-flood-2", startS: surgeEnd, endS: floodEnd },
+    { name: "backlog-flood", startS: floodStart, endS: floodEnd },
     { name: "batch-only", startS: floodEnd, endS: total * k },
   ];
 }
 
 function generate(opts: GenerateOptions): TraceRequest[] {
-  const [, flood1, surge, flood2, batchOnly] = phases(opts) as ScenarioPhase[] as [
-    ScenarioPhase,
-    ScenarioPhase,
-    ScenarioPhase,
-    ScenarioPhase,
-    ScenarioPhase,
-  ];
-  const flood = { startS: flood1.startS, endS: flood2.endS };
+  const [, flood, batchOnly] = phases(opts) as [ScenarioPhase, ScenarioPhase, ScenarioPhase];
   const liveEndMs = flood.endS * 1000;
   const rs = (purpose: string) => randomStream(opts.seed, `support-incident:${purpose}`);
   const out: TraceRequest[] = [];
@@ -110,11 +90,6 @@ function generate(opts: GenerateOptions): TraceRequest[] {
   poissonArrivals(LIVE_RATE, 0, liveEndMs, rs("live-arrivals")).forEach((t, i) => {
     const prompt = lognormalInt(liveSizes, LIVE_PROMPT);
     out.push(summary(t, `live-${pad(i)}`, "interactive", prompt, LIVE_MAX_TOKENS));
-  });
-  const rate = (opts.quick ? QUICK_SURGE : FULL_SURGE).rate;
-  poissonArrivals(rate, surge.startS * 1000, surge.endS * 1000, rs("surge-arrivals")).forEach((t, i) => {
-    const prompt = lognormalInt(liveSizes, LIVE_PROMPT);
-    out.push(summary(t, `surge-${pad(i)}`, "interactive", prompt, LIVE_MAX_TOKENS));
   });
 
   const longSizes = rs("long-sizes");

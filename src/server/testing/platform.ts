@@ -140,6 +140,12 @@ spec:
   const events: Platform["events"] = [];
   gw.log.eventListener = (event, fields) => events.push({ event, fields });
   await gw.start();
+  // On a loaded machine the first health checks can take longer than the gateway's own start-up wait.
+  const endpoints = [...gw.pools.values()].flatMap((p) => p.endpoints);
+  for (const until = Date.now() + 15_000; Date.now() < until; ) {
+    if (endpoints.every((e) => e.routable(Date.now()) && e.scrapedAt !== null)) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const all = [...replicas.online, ...replicas.long, ...replicas.batch];
   return {
     gateway: gw,
