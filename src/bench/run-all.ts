@@ -1,9 +1,10 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
-// `-- --only micro,picker,sim,overhead,<scenario>` picks some.
+// `-- --only micro,picker,sim,overhead,large-prompts,<scenario>` picks some.
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runPickerMicro } from "../picker/picker.bench.js";
+import { largePromptsSummary, runLargePrompts } from "./large-prompts.js";
 import { runMicro } from "./micro.js";
 import { runOverhead } from "./overhead.js";
 import { writeReport } from "./report/write.js";
@@ -41,6 +42,8 @@ if (wanted("sim")) {
   });
 }
 if (wanted("overhead")) await runOverhead({ outDir, quick });
+if (wanted("large-prompts"))
+  process.stdout.write(largePromptsSummary(await runLargePrompts({ outDir, quick })));
 for (const scenario of Object.values(SCENARIOS)) {
   if (!wanted(scenario.name)) continue;
   const results = await runScenario(scenario, { seed: 1, quick });

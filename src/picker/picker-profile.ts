@@ -40,7 +40,7 @@ function buildFilter(ref: FilterRef): Filter {
     case "concurrency-cap":
       return concurrencyCapFilter(p.maxInflight as number, fo);
     case "metrics-fresh":
-      return metricsFreshFilter(p.mode as "require" | "prefer", fo);
+      return metricsFreshFilter(p.mode as "require" | "prefer", fo, p.graceMs as number | undefined);
   }
   throw new Error(
     `unknown filter type ${JSON.stringify(ref.type)} (the config parser admits only known types)`,
@@ -97,10 +97,13 @@ export function createPrefixIndex(config: EndpointPickerConfig): PrefixIndex {
   });
 }
 
-/** The prompt's block hashes with the config's block size and prefix cap. */
+/**
+ * The prompt's block hashes with the config's block size and prefix cap. Pass a long prompt as its parts
+ * (role tags and contents in order) rather than joined: see `promptBlockHashes`.
+ */
 export function promptHashesFor(
   config: EndpointPickerConfig,
-  text: string,
+  text: string | readonly string[],
   model: string,
   lora: string | null,
 ): Float64Array {

@@ -18,6 +18,11 @@ import type { ScenarioPhase, ShippedScenario } from "./shipped.js";
 // kept 82% of prompt tokens cached against least_conn's 37% and a P90 TTFT of 97 ms against 205 ms.
 // 120 req/s puts a spreading router near its prefill capacity (~1 s of prefill per second per replica
 // at 37% hits) while an affine one stays at a third of it: the load where prefix routing decides TTFT.
+// Peers' shapes: llm-d-benchmark's inference-perf `shared_prefix` profile uses the same 2,048-token
+// prefix and 256-token question (32 groups × 32 prompts, 256 output tokens, 2–20 req/s on Qwen3-32B, a
+// working set one replica caches whole, so routing matters less); SGLang's generated-shared-prefix sends
+// each group exactly prompts-per-group times in shuffled order. Here each request draws its group at
+// random: the same mean of 16 per group, with Poisson spread (some groups recur less, some more).
 
 const GROUPS = 384;
 const PROMPTS_PER_GROUP = 16;

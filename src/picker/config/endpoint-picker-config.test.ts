@@ -43,7 +43,7 @@ describe("parseEndpointPickerConfig", () => {
     assert.ok(r.ok);
     assert.deepEqual(r.config.filters, [
       { type: "kv-watermark", params: { threshold: 0.8 }, failOpen: false },
-      { type: "metrics-fresh", params: { mode: "require" } },
+      { type: "metrics-fresh", params: { mode: "require", graceMs: 2000 } },
     ]);
     assert.deepEqual(r.config.scorers, [
       { type: "prefix-affinity", weight: 3, params: {} },

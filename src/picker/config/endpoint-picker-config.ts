@@ -19,7 +19,10 @@ export const FILTER_PARAMS: Record<string, Record<string, ParamSpec>> = {
   "lora-available": {},
   "kv-watermark": { threshold: { kind: "number", default: 0.9, min: 0, max: 1 } },
   "concurrency-cap": { maxInflight: { kind: "int", default: 256, min: 1 } },
-  "metrics-fresh": { mode: { kind: "string", default: "prefer", oneOf: ["prefer", "require"] } },
+  "metrics-fresh": {
+    mode: { kind: "string", default: "prefer", oneOf: ["prefer", "require"] },
+    graceMs: { kind: "int", default: 2000, min: 0 },
+  },
 };
 export const SCORER_PARAMS: Record<string, Record<string, ParamSpec>> = {
   "prefix-affinity": {},
@@ -103,7 +106,7 @@ export const DEFAULT_FILTERS: readonly FilterRef[] = [
   { type: "not-draining", params: {}, failOpen: false },
   { type: "serves-model", params: {} },
   { type: "lora-available", params: {} },
-  { type: "metrics-fresh", params: { mode: "prefer" } },
+  { type: "metrics-fresh", params: { mode: "prefer", graceMs: 2000 } },
   { type: "kv-watermark", params: { threshold: 0.95 } },
 ];
 

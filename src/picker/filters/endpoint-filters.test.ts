@@ -100,4 +100,20 @@ describe("filters", () => {
     assert.equal(out.kept.length, 2);
     assert.match(out.note ?? "", /no endpoint has fresh metrics/);
   });
+
+  it("metrics-fresh prefer keeps an endpoint whose scrape is late by less than the grace", () => {
+    // now = 1000: a scraped 600 ms ago (stale, within the 2 s grace), b fresh, c 3 s ago, d never.
+    const eps = [
+      fakeEndpoint("a", { fresh: false, scrapedAt: 400 }),
+      fakeEndpoint("b"),
+      fakeEndpoint("c", { fresh: false, scrapedAt: -2000 }),
+      fakeEndpoint("d", { fresh: false, scrapedAt: null }),
+    ];
+    assert.deepEqual(names(metricsFreshFilter("prefer"), ctx(), eps), {
+      kept: ["a", "b"],
+      removed: ["c: metrics stale for 3000 ms > grace 2000 ms", "d: no metrics yet"],
+    });
+    assert.deepEqual(names(metricsFreshFilter("prefer", undefined, 500), ctx(), eps).kept, ["b"]);
+    assert.deepEqual(names(metricsFreshFilter("require"), ctx(), eps).kept, ["b"]);
+  });
 });

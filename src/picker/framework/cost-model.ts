@@ -32,16 +32,30 @@ export function predictedDelayMs(
   return queuedAhead(e, signals) * cost.waitingRequestMs + uncached * cost.prefillMsPerToken;
 }
 
-/** (max − v)/(max − min) per value: the lowest scores 1, the highest 0; all equal → all 1. */
-export function invertedMinMax(values: readonly number[]): number[] {
+/** Where a scorer writes its n values: the cycle's reused buffer, or a new array outside a cycle. */
+export function scoreBuffer(out: Float64Array | undefined, n: number): Float64Array | number[] {
+  return out ?? new Array<number>(n);
+}
+
+/**
+ * (max − v)/(max − min) for the first n values: the lowest scores 1, the highest 0; all equal → all 1.
+ * Written into `out` (which may be `values` itself).
+ */
+export function invertedMinMax<T extends Float64Array | number[]>(
+  values: ArrayLike<number>,
+  n: number,
+  out: T,
+): T {
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
-  for (const v of values) {
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
     if (v < min) min = v;
     if (v > max) max = v;
   }
   const span = max - min;
-  return values.map((v) => (span > 0 ? (max - v) / span : 1));
+  for (let i = 0; i < n; i++) out[i] = span > 0 ? (max - values[i]!) / span : 1;
+  return out;
 }
 
 /** v clamped to [0,1]; NaN (a scorer dividing by zero) counts as 0 rather than poisoning the total. */

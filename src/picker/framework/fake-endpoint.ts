@@ -18,6 +18,7 @@ export interface FakeEndpoint extends PickerEndpoint {
   model?: string | null;
   modelVersion?: string | null;
   fresh: boolean;
+  scrapedAt?: number | null;
 }
 
 export function fakeEndpoint(name: string, over: Partial<FakeEndpoint> = {}): FakeEndpoint {

@@ -208,6 +208,30 @@ describe("pickEndpoint under a burst", () => {
     assert.ok(counts.size >= 2);
   });
 
+  it("does not herd a burst onto the one endpoint whose scrape came in on time", () => {
+    // Three scrapes 600 ms late (stale, within the grace): the pick runs on the gateway's own counts
+    // for all four rather than sending the whole burst to e0, the only fresh one.
+    const index = new PrefixIndex();
+    const eps = pool(4, { fresh: false, scrapedAt: 400 });
+    eps[0]!.fresh = true;
+    eps[0]!.scrapedAt = 1000;
+    const p = profile();
+    const counts = new Map<string, number>();
+    let predicted = 0;
+    for (let i = 0; i < 40; i++) {
+      const h = Array.from({ length: 60 }, (_, k) => (i + 1) * 10_000 + k);
+      const r = pickEndpoint(p, ctx({ blockHashes: h, inputTokens: 960 }, { prefixIndex: index }), eps);
+      if (r.signals === "predicted") predicted++;
+      const e = r.endpoint!;
+      e.inflightRequests++;
+      e.inflightTokens += 1060;
+      index.record(e.name, h);
+      counts.set(e.name, (counts.get(e.name) ?? 0) + 1);
+    }
+    assert.equal(predicted, 40);
+    assert.ok(Math.max(...counts.values()) <= 12, JSON.stringify([...counts]));
+  });
+
   it("keeps working with the index at its budget and after an endpoint leaves the pool", () => {
     const index = new PrefixIndex({ maxBlocks: 100 });
     const eps = pool(3);

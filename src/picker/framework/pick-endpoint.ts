@@ -61,49 +61,59 @@ export function pickEndpoint<E extends PickerEndpoint>(
   }
 
   // One source of load signals for the whole cycle, so endpoints are compared like for like.
+  const n = set.length;
   let signals: Signals = "metrics";
-  for (const e of set) if (!e.metricsFresh(ctx.now)) signals = "predicted";
-  const matchedBlocks = matchBlocks(ctx, set);
+  for (let i = 0; i < n; i++) if (!set[i]!.metricsFresh(ctx.now)) signals = "predicted";
+  const buf = scratch(n, profile.scorers.length);
+  const index = ctx.prefixIndex ?? null;
+  const hashes = ctx.request.blockHashes;
+  if (index && hashes.length > 0) index.matchInto(hashes, set, buf.matched);
+  else buf.matched.fill(0);
   const input = ctx.request.inputTokens;
+  for (let i = 0; i < n; i++) {
+    buf.delay[i] = predictedDelayMs(set[i]!, buf.matched[i]!, input, signals, profile.cost);
+  }
   const sctx: ScoringContext = {
     request: ctx.request,
     now: ctx.now,
-    prefixIndex: ctx.prefixIndex ?? null,
+    prefixIndex: index,
     random: ctx.random ?? Math.random,
     signals,
-    matchedBlocks,
-    delayMs: set.map((e, i) => predictedDelayMs(e, matchedBlocks[i]!, input, signals, profile.cost)),
+    matchedBlocks: buf.matched,
+    delayMs: buf.delay,
     cost: profile.cost,
   };
 
-  const n = set.length;
-  const { totals, affinity } = scratch(n);
-  const raw: number[][] = [];
-  for (const { scorer, weight } of profile.scorers) {
-    const s = scorer.score(sctx, set);
+  const { totals, affinity, raw } = buf;
+  totals.fill(0);
+  affinity.fill(0);
+  const scorers = profile.scorers;
+  for (let k = 0; k < scorers.length; k++) {
+    const { scorer, weight } = scorers[k]!;
+    const s = scorer.score(sctx, set, raw[k]!);
+    const yields = scorer.yieldsToLoad === true;
     for (let i = 0; i < n; i++) {
-      const v = s[i]!;
-      const c = clamp01(v) * weight;
+      const c = clamp01(s[i]!) * weight;
+      raw[k]![i] = c;
       totals[i]! += c;
-      if (scorer.yieldsToLoad) affinity[i]! += c;
+      if (yields) affinity[i]! += c;
     }
-    raw.push(s);
   }
 
   const choice = profile.picker.pick(sctx, set, totals);
-  let index = choice.index;
+  let chosen = choice.index;
   let mode: PickMode = choice.how === "p2c" ? "p2c" : signals;
   let reason = `${signals}: ${choice.why}`;
-  if (profile.loadGuard && choice.how === "max_score" && affinityDecided(affinity, n, index)) {
-    const guard = yieldAffinity(sctx, set, index, profile.loadGuard.marginMs);
+  if (profile.loadGuard && choice.how === "max_score" && affinityDecided(affinity, n, chosen)) {
+    const guard = yieldAffinity(sctx, set, chosen, profile.loadGuard.marginMs);
     if (guard) {
-      index = guard.index;
+      chosen = guard.index;
       mode = "affinity_yielded";
       reason = `${signals}: ${guard.why}`;
     }
   }
   return {
-    endpoint: set[index]!,
+    endpoint: set[chosen]!,
     mode,
     signals,
     reason,
@@ -114,19 +124,36 @@ export function pickEndpoint<E extends PickerEndpoint>(
   };
 }
 
-// pickEndpoint runs to completion without yielding, so one pair of buffers serves every call; they
-// are longer than the candidate list, which is why pickers read only `endpoints.length` totals.
-let totalsBuf = new Float64Array(64);
-let affinityBuf = new Float64Array(64);
+/**
+ * Per-candidate buffers, exactly n long (scorers and the load guard read `.length`), reused by every
+ * pick over n candidates: pickEndpoint runs to completion without yielding and nothing it returns
+ * points into them. `raw[k]` holds scorer k's weighted values.
+ */
+interface Scratch {
+  readonly matched: Float64Array;
+  readonly delay: Float64Array;
+  readonly totals: Float64Array;
+  readonly affinity: Float64Array;
+  readonly raw: Float64Array[];
+}
 
-function scratch(n: number): { totals: Float64Array; affinity: Float64Array } {
-  if (totalsBuf.length < n) {
-    totalsBuf = new Float64Array(n * 2);
-    affinityBuf = new Float64Array(n * 2);
+const scratches = new Map<number, Scratch>();
+
+function scratch(n: number, scorers: number): Scratch {
+  let s = scratches.get(n);
+  if (s === undefined) {
+    if (scratches.size >= 64) scratches.clear();
+    s = {
+      matched: new Float64Array(n),
+      delay: new Float64Array(n),
+      totals: new Float64Array(n),
+      affinity: new Float64Array(n),
+      raw: [],
+    };
+    scratches.set(n, s);
   }
-  totalsBuf.fill(0, 0, n);
-  affinityBuf.fill(0, 0, n);
-  return { totals: totalsBuf, affinity: affinityBuf };
+  while (s.raw.length < scorers) s.raw.push(new Float64Array(n));
+  return s;
 }
 
 /** Affinity set the winner apart: some other candidate has less of it. */
@@ -137,13 +164,6 @@ function affinityDecided(affinity: Float64Array, n: number, winner: number): boo
 
 function empty(filtered: Filtered, notes: string[]) {
   return { endpoint: null, signals: null, backupPool: null, topScores: [], filtered, notes };
-}
-
-function matchBlocks(ctx: PickContext, set: readonly PickerEndpoint[]): number[] {
-  const index = ctx.prefixIndex;
-  if (!index || ctx.request.blockHashes.length === 0) return new Array<number>(set.length).fill(0);
-  const m = index.match(ctx.request.blockHashes);
-  return set.map((e) => m.get(e.name) ?? 0);
 }
 
 /**
@@ -167,6 +187,7 @@ function yieldAffinity(
       ties = 1;
     } else if (delay[i] === delay[alt] && random() * ++ties < 1) alt = i;
   }
+  if (alt === -1) return null;
   const gap = delay[chosen]! - delay[alt]!;
   if (gap <= marginMs) return null;
   const ms = (v: number) => `${Math.round(v)} ms`;
@@ -178,32 +199,36 @@ function yieldAffinity(
   };
 }
 
+/** The k best candidates, best first (k is small, so one pass with an insertion into k slots). */
 function topScores(
   profile: PickerProfile,
   set: readonly PickerEndpoint[],
   totals: Float64Array,
-  raw: number[][],
+  raw: readonly Float64Array[],
 ): ScoreLine[] {
   const k = Math.min(profile.topScores, set.length);
   if (k <= 0) return [];
-  // One pass keeping the k best in order: k is small and the pool may be large, so no sort.
-  const picked: number[] = [];
+  const picked = new Array<number>(k);
+  let have = 0;
   for (let i = 0; i < set.length; i++) {
-    let at = picked.length;
-    while (at > 0 && totals[i]! > totals[picked[at - 1]!]!) at--;
-    if (at < k) {
-      picked.splice(at, 0, i);
-      if (picked.length > k) picked.pop();
+    const t = totals[i]!;
+    if (have === k && t <= totals[picked[k - 1]!]!) continue;
+    let at = have < k ? have++ : k - 1;
+    while (at > 0 && t > totals[picked[at - 1]!]!) {
+      picked[at] = picked[at - 1]!;
+      at--;
     }
+    picked[at] = i;
   }
-  return picked.map((i) => {
+  const lines = new Array<ScoreLine>(k);
+  for (let j = 0; j < k; j++) {
+    const i = picked[j]!;
     const per: Record<string, number> = {};
-    profile.scorers.forEach(({ scorer, weight }, s) => {
-      const v = raw[s]![i]!;
-      per[scorer.type] = round(clamp01(v) * weight);
-    });
-    return { endpoint: set[i]!.name, total: round(totals[i]!), perScorer: per };
-  });
+    for (let s = 0; s < profile.scorers.length; s++)
+      per[profile.scorers[s]!.scorer.type] = round(raw[s]![i]!);
+    lines[j] = { endpoint: set[i]!.name, total: round(totals[i]!), perScorer: per };
+  }
+  return lines;
 }
 
 function round(v: number): number {

@@ -21,6 +21,11 @@ export interface PickerEndpoint {
   /** Served model and version, when the endpoint declares them; absent means "the pool's model". */
   readonly model?: string | null;
   readonly modelVersion?: string | null;
+  /**
+   * When the last good scrape was (ms, the clock `metricsFresh` reads); null: never. Optional: an
+   * endpoint that does not say is treated as stale for longer than any grace.
+   */
+  readonly scrapedAt?: number | null;
   metricsFresh(now: number): boolean;
 }
 
@@ -65,9 +70,9 @@ export interface CostModel {
 export interface ScoringContext extends PickContext {
   readonly signals: Signals;
   /** Leading prompt blocks each candidate probably holds, aligned with the candidate list. */
-  readonly matchedBlocks: readonly number[];
+  readonly matchedBlocks: ArrayLike<number>;
   /** Predicted time to first token per candidate, ms (`cost-model.ts`), shared with the load guard. */
-  readonly delayMs: readonly number[];
+  readonly delayMs: ArrayLike<number>;
   readonly cost: CostModel;
 }
 
@@ -92,8 +97,12 @@ export interface Scorer {
   readonly category: ScorerCategory;
   /** The load guard may overrule this scorer's preference (cache and session affinity, not LoRA). */
   readonly yieldsToLoad?: boolean;
-  /** One value in [0,1] per endpoint, aligned with `endpoints`. */
-  score(ctx: ScoringContext, endpoints: readonly PickerEndpoint[]): number[];
+  /**
+   * One value in [0,1] per endpoint, aligned with `endpoints`. With `out` (at least as long as
+   * `endpoints`), the values are written there and `out` is returned: the pick cycle passes reused
+   * buffers so that a pick allocates no per-endpoint arrays.
+   */
+  score(ctx: ScoringContext, endpoints: readonly PickerEndpoint[], out?: Float64Array): ArrayLike<number>;
 }
 
 export interface PickerChoice {

@@ -38,6 +38,26 @@ describe("promptBlockHashes", () => {
     for (let i = 3; i < a.length; i++) assert.notEqual(b[i], a[i], `block ${i} must differ (chained)`);
   });
 
+  it("hashes a prompt given as parts exactly as the parts joined, reading only the capped head", () => {
+    const long = "lorem ipsum dolor sit amet ".repeat(2000); // 54 KB, far past a 4-block cap
+    const parts = ["<system>", long, "\n<user>", "Zürich 你好 😀 question", "\n"];
+    for (const maxBlocks of [4, 256, Number.POSITIVE_INFINITY]) {
+      assert.deepEqual(
+        promptBlockHashes(parts, "m", null, { maxBlocks }),
+        promptBlockHashes(parts.join(""), "m", null, { maxBlocks }),
+      );
+    }
+    // A cut inside a multi-byte character or a surrogate pair still matches the joined text.
+    const tricky = ["a".repeat(63), "😀😀", "é".repeat(40)];
+    for (const maxBlocks of [1, 2, 3]) {
+      assert.deepEqual(
+        promptBlockHashes(tricky, "m", null, { maxBlocks }),
+        promptBlockHashes(tricky.join(""), "m", null, { maxBlocks }),
+      );
+    }
+    assert.equal(promptBlockHashes([], "m", null).length, 0);
+  });
+
   it("salts by model and LoRA adapter", () => {
     const base = promptBlockHashes(text, "m", null)[0];
     assert.notEqual(promptBlockHashes(text, "other", null)[0], base);

@@ -164,6 +164,16 @@ describe("PrefixIndex against a reference model", () => {
         alive = next;
       }
       assert.deepEqual(ix.match(probe), want, `step ${step}`);
+      // The pick's allocation-free form agrees, aligned with a candidate list (unknown names get 0).
+      const candidates = [...names.slice(0, 8), "never-seen"].map((name) => ({ name }));
+      const out = new Float64Array(candidates.length).fill(-1);
+      const longest = ix.matchInto(probe, candidates, out);
+      assert.deepEqual(
+        Array.from(out),
+        candidates.map((c) => want.get(c.name) ?? 0),
+        `matchInto at step ${step}`,
+      );
+      assert.equal(longest > 0, want.size > 0);
       assert.equal(ix.size, ref.size, `size at step ${step}`);
     }
   });

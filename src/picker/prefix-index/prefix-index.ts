@@ -127,26 +127,7 @@ export class PrefixIndex {
   /** Per endpoint, how many leading blocks of `hashes` it holds (endpoints with none are absent). */
   match(hashes: ArrayLike<BlockHash>): Map<string, number> {
     const out = new Map<string, number>();
-    const W = this.words;
-    const alive = this.alive;
-    let n = 0;
-    for (; n < hashes.length; n++) {
-      const h = hashes[n]!;
-      const e = this.find(h >>> 0, Math.floor(h / 4294967296));
-      if (e === NONE) break;
-      let any = 0;
-      for (let w = 0; w < W; w++) {
-        const b = this.bits[e * W + w]!;
-        const was = n === 0 ? 0xffffffff : alive[w]!;
-        const now = was & b;
-        // An endpoint that drops out here held exactly n leading blocks.
-        this.settle(w, (n === 0 ? 0 : was) & ~now, n);
-        alive[w] = now;
-        any |= now;
-      }
-      if (any === 0) break;
-    }
-    if (n > 0) for (let w = 0; w < W; w++) this.settle(w, alive[w]!, n);
+    if (this.walk(hashes) === 0) return out;
     for (let id = 0; id < this.maxEndpoints; id++) {
       const m = this.matched[id]!;
       if (m > 0) {
@@ -155,6 +136,54 @@ export class PrefixIndex {
       }
     }
     return out;
+  }
+
+  /**
+   * The pick's form of `match`: `out[i]` becomes how many leading blocks of `hashes` `endpoints[i]`
+   * holds, with no allocation. Returns the largest.
+   */
+  matchInto(
+    hashes: ArrayLike<BlockHash>,
+    endpoints: readonly { readonly name: string }[],
+    out: Float64Array,
+  ): number {
+    const n = endpoints.length;
+    out.fill(0, 0, n);
+    const longest = this.walk(hashes);
+    if (longest === 0) return 0;
+    for (let i = 0; i < n; i++) {
+      const id = this.ids.get(endpoints[i]!.name);
+      if (id !== undefined) out[i] = this.matched[id]!;
+    }
+    this.matched.fill(0);
+    return longest;
+  }
+
+  /** Fills `matched` per endpoint id with the leading blocks of `hashes` it holds; returns the longest. */
+  private walk(hashes: ArrayLike<BlockHash>): number {
+    const W = this.words;
+    const alive = this.alive;
+    const bits = this.bits;
+    let n = 0;
+    for (; n < hashes.length; n++) {
+      const h = hashes[n]!;
+      const e = this.find(h >>> 0, Math.floor(h / 4294967296));
+      if (e === NONE) break;
+      let any = 0;
+      for (let w = 0; w < W; w++) {
+        const b = bits[e * W + w]!;
+        const was = n === 0 ? 0xffffffff : alive[w]!;
+        const now = was & b;
+        // An endpoint that drops out here held exactly n leading blocks.
+        const dropped = (n === 0 ? 0 : was) & ~now;
+        if (dropped !== 0) this.settle(w, dropped, n);
+        alive[w] = now;
+        any |= now;
+      }
+      if (any === 0) break;
+    }
+    if (n > 0) for (let w = 0; w < W; w++) if (alive[w] !== 0) this.settle(w, alive[w]!, n);
+    return n;
   }
 
   /** Forgets an endpoint that left the pool; its blocks held by no one else are freed. */

@@ -1,6 +1,7 @@
 // In-flight tokens: the gateway's own count of tokens it has sent each endpoint and not yet seen finish.
 // Updated by the caller at decision time, so it moves within a burst where scraped metrics cannot.
 
+import { scoreBuffer } from "../../framework/cost-model.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 
 /**
@@ -11,10 +12,13 @@ export function inflightTokensScorer(floorTokens = 8192): Scorer {
   return {
     type: "inflight-tokens",
     category: "balance",
-    score(_ctx: ScoringContext, endpoints: readonly PickerEndpoint[]): number[] {
+    score(_ctx: ScoringContext, endpoints: readonly PickerEndpoint[], out?: Float64Array) {
+      const n = endpoints.length;
+      const o = scoreBuffer(out, n);
       let max = floorTokens;
-      for (const e of endpoints) if (e.inflightTokens > max) max = e.inflightTokens;
-      return endpoints.map((e) => 1 - e.inflightTokens / max);
+      for (let i = 0; i < n; i++) if (endpoints[i]!.inflightTokens > max) max = endpoints[i]!.inflightTokens;
+      for (let i = 0; i < n; i++) o[i] = 1 - endpoints[i]!.inflightTokens / max;
+      return o;
     },
   };
 }

@@ -1,23 +1,27 @@
 // LoRA affinity (GIE's formula): 1 when the adapter is running, 0.8 when a slot is free to load it, 0.6
 // when it is queued to load, 0 otherwise; 0.5 when the engine does not report adapters.
 
+import { scoreBuffer } from "../../framework/cost-model.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 
 export function loraAffinityScorer(): Scorer {
   return {
     type: "lora-affinity",
     category: "affinity",
-    score(ctx: ScoringContext, endpoints: readonly PickerEndpoint[]): number[] {
+    score(ctx: ScoringContext, endpoints: readonly PickerEndpoint[], out?: Float64Array) {
+      const n = endpoints.length;
+      const o = scoreBuffer(out, n);
       const lora = ctx.request.lora;
-      return endpoints.map((e) => {
-        const l = e.loras;
-        if (lora === null) return 1;
-        if (l === null) return 0.5;
-        if (l.running.includes(lora)) return 1;
-        if (l.max === null || l.running.length + l.waiting.length < l.max) return 0.8;
-        if (l.waiting.includes(lora)) return 0.6;
-        return 0;
-      });
+      for (let i = 0; i < n; i++) o[i] = lora === null ? 1 : tier(endpoints[i]!.loras, lora);
+      return o;
     },
   };
+}
+
+function tier(l: PickerEndpoint["loras"], lora: string): number {
+  if (l === null) return 0.5;
+  if (l.running.includes(lora)) return 1;
+  if (l.max === null || l.running.length + l.waiting.length < l.max) return 0.8;
+  if (l.waiting.includes(lora)) return 0.6;
+  return 0;
 }

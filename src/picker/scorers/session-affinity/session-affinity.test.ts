@@ -8,7 +8,7 @@ import { sessionAffinityScorer } from "./session-affinity.js";
 
 const eps = Array.from({ length: 8 }, (_, i) => fakeEndpoint(`e${i}`));
 const winner = (key: string, set = eps) => {
-  const s = sessionAffinityScorer().score(scoringContext({ request: { sessionKey: key } }), set);
+  const s = Array.from(sessionAffinityScorer().score(scoringContext({ request: { sessionKey: key } }), set));
   assert.equal(s.filter((v) => v === 1).length, 1);
   return set[s.indexOf(1)]!.name;
 };

@@ -1,6 +1,7 @@
 // Session affinity: a session key (from a request header) maps to one endpoint by rendezvous hashing,
 // which needs no table and moves only the sessions of an endpoint that leaves the candidate set.
 
+import { scoreBuffer } from "../../framework/cost-model.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 import { hashChars } from "../../prefix-index/block-hashes.js";
 
@@ -9,9 +10,10 @@ export function sessionAffinityScorer(): Scorer {
     type: "session-affinity",
     category: "affinity",
     yieldsToLoad: true,
-    score(ctx: ScoringContext, endpoints: readonly PickerEndpoint[]): number[] {
+    score(ctx: ScoringContext, endpoints: readonly PickerEndpoint[], buffer?: Float64Array) {
       const key = ctx.request.sessionKey;
-      const out = new Array<number>(endpoints.length).fill(0);
+      const out = scoreBuffer(buffer, endpoints.length);
+      out.fill(0, 0, endpoints.length);
       if (key === null || endpoints.length === 0) return out;
       const root = hashChars(0, key, 0, key.length);
       let best = 0;
