@@ -59,8 +59,10 @@ export function markdown(r: OverheadReport): string {
   const lines = [
     `# Gateway overhead${r.quick ? " (quick run)" : ""}`,
     "",
-    `Engines: ${r.setup.engines}. Request: ${r.setup.request}. Each path is measured for ${r.setup.measured_seconds} s ` +
-      "after a 1 s warm-up, one path after another in the same run; before any measurement every path carried 3 s of traffic so that no process runs cold code. " +
+    `Engines: ${r.setup.engines}. Request: ${r.setup.request}. Each path is measured for ${r.setup.measured_seconds} s. ` +
+      `At the fixed rate the paths alternate in ${r.setup.fixed_rate_slices ?? 1} slices each (the order rotating, ` +
+      `${r.setup.fixed_rate_slice_warmup_seconds ?? 1} s of uncounted arrivals at the start of each), so that other work on the machine falls on all paths alike; ` +
+      "throughput and relay run one path after another after a 1 s warm-up. Before any measurement every path carried 3 s of traffic so that no process runs cold code. " +
       `Client: ${r.setup.client}.`,
     "",
     `Machine: ${r.machine.cpus} × ${r.machine.cpu_model}, Node ${r.machine.node}, nginx ${r.machine.nginx}; ` +

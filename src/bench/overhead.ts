@@ -7,12 +7,12 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Agent, request } from "undici";
 import { type Child, cpuSeconds, startTokengate, treeCpuSeconds } from "./child-process.js";
-import { runClosedLoop, runOpenLoop, timedRequest } from "./load.js";
+import { runClosedLoop, runOpenLoop, type TimedResponse, timedRequest } from "./load.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
 import { markdown } from "./overhead-report.js";
 import { CONCURRENCY, MAX_OTHER_CORES, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
 import { percentile, round } from "./stats.js";
-import { makeAgent, streamCompletion } from "./stream-client.js";
+import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.js";
 
 export interface OverheadOptions {
   outDir: string;
@@ -45,6 +45,14 @@ const MODEL = "m";
  * wait in the client's queue instead, and that wait is counted in their latency.
  */
 const CLIENT_CONNECTIONS = 128;
+/**
+ * The fixed-rate measurements alternate between the paths in this many slices (the order rotating),
+ * so that other work on the machine — builds, tests, other benchmarks — falls on every path alike
+ * instead of on whichever path happened to run during it; each path's samples are pooled. Each slice
+ * starts with SLICE_WARMUP_MS of arrivals that are not counted (the path was idle meanwhile).
+ */
+const SLICES = 5;
+const SLICE_WARMUP_MS = 300;
 const MAX_ATTEMPTS = 3;
 export const TARGETS = { addedP99Ms: 2, throughputVsNginx: 0.35, relayEventsPerCpuS: 30_000 };
 const PROMPT = [
@@ -54,8 +62,8 @@ const SMALL = JSON.stringify({ model: MODEL, messages: PROMPT, max_tokens: 16 })
 
 type ByPath<T> = Partial<Record<PathName, T>>;
 type Repeated<T> = T & Attempts;
-type LatencyFigures = Repeated<Awaited<ReturnType<typeof latencyRun>>>;
-type StreamingFigures = Repeated<Awaited<ReturnType<typeof streamingRun>>>;
+type LatencyFigures = Repeated<ReturnType<typeof latencyFigures>>;
+type StreamingFigures = Repeated<ReturnType<typeof streamingFigures>>;
 type ThroughputFigures = Repeated<Awaited<ReturnType<typeof throughputRun>>>;
 type RelayFigures = Repeated<Awaited<ReturnType<typeof relayRun>>>;
 
@@ -118,15 +126,18 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
     const streaming: ByPath<StreamingFigures> = {};
     const throughput: ByPath<ThroughputFigures> = {};
     const relay: ByPath<RelayFigures> = {};
+    const slices = opts.quick ? 2 : SLICES;
+    const lat = await leastContended(() => latencyRun(paths, seconds, slices, cpu));
     for (const p of paths) {
-      const r = await leastContended(() => latencyRun(p, seconds, cpu(p)));
+      const r = { ...lat.byPath.get(p.name)!, ...attemptsOf(lat) };
       latency[p.name] = r;
       log(
         `${p.name.padEnd(9)} ${RATE} req/s non-streaming: p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms`,
       );
     }
+    const str = await leastContended(() => streamingRun(paths, seconds, slices, cpu));
     for (const p of paths) {
-      const r = await leastContended(() => streamingRun(p, seconds, cpu(p)));
+      const r = { ...str.byPath.get(p.name)!, ...attemptsOf(str) };
       streaming[p.name] = r;
       log(
         `${p.name.padEnd(9)} ${RATE} req/s streaming: TTFT p99 ${r.ttft_ms.p99} ms, e2e p99 ${r.e2e_ms.p99} ms`,
@@ -163,6 +174,8 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
         request: `chat completion, ${PROMPT[0]!.content.length}-character prompt, max_tokens 16`,
         measured_seconds: seconds,
         warmup_seconds: 1,
+        fixed_rate_slices: slices,
+        fixed_rate_slice_warmup_seconds: SLICE_WARMUP_MS / 1000,
         process_warmup:
           "before any measurement, 3 s of closed-loop traffic (non-streaming, then streaming) through each path",
       },
@@ -295,6 +308,11 @@ async function leastContended<T extends { cpu: CpuFigures }>(run: () => Promise<
   return { ...tries[best]!, attempts: tries.length, discarded_other_cores: discarded };
 }
 
+const attemptsOf = (r: Attempts): Attempts => ({
+  attempts: r.attempts,
+  discarded_other_cores: r.discarded_other_cores,
+});
+
 async function warmUp(p: PathUnderTest): Promise<void> {
   const agent = makeAgent(64);
   const stream = { model: MODEL, messages: PROMPT, max_tokens: 16 };
@@ -327,18 +345,96 @@ function q(values: number[]): { p50: number; p90: number; p99: number; max: numb
 const usPerRequest = (cpu: CpuFigures, n: number) =>
   cpu.router_s === null || n === 0 ? null : round((cpu.router_s * 1e6) / n, 0);
 
-async function latencyRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
-  const agent = makeAgent(CLIENT_CONNECTIONS);
-  const r = await runOpenLoop({
-    ratePerSec: RATE,
-    warmupMs: 1000,
-    durationMs: seconds * 1000,
-    maxOutstanding: 2 * RATE,
-    onMeasureStart: cpu.reset,
-    send: (seq) => timedRequest(`${urlOf(p, seq)}/v1/chat/completions`, SMALL, agent),
-  });
-  const used = cpu.read();
-  await agent.close();
+type Meter = ReturnType<typeof cpuMeter>;
+
+interface PathSamples<T> {
+  results: T[];
+  dropped: number;
+  lateMs: number[];
+  elapsedMs: number;
+  cpu: CpuFigures;
+}
+
+/**
+ * Open-loop load at RATE on every path, in `slices` alternating slices of `seconds / slices` each; a
+ * path keeps its client connections from one slice to the next. Before each slice the load generator
+ * collects its own garbage (when run with --expose-gc), so its GC pauses land between slices rather
+ * than in whichever path's measurement they happened to hit. `cpu` sums the slices; its `others_s`
+ * over all paths decides whether the whole measurement is repeated.
+ */
+async function interleaved<T>(
+  paths: PathUnderTest[],
+  seconds: number,
+  slices: number,
+  meter: (p: PathUnderTest) => Meter,
+  send: (p: PathUnderTest, agent: Agent, seq: number) => Promise<T>,
+): Promise<{ byPath: Map<PathName, PathSamples<T>>; cpu: CpuFigures }> {
+  const agents = new Map(paths.map((p) => [p.name, makeAgent(CLIENT_CONNECTIONS)]));
+  const byPath = new Map<PathName, PathSamples<T>>();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let s = 0; s < slices; s++) {
+    for (let i = 0; i < paths.length; i++) {
+      const p = paths[(i + s) % paths.length]!;
+      const agent = agents.get(p.name)!;
+      const cpu = meter(p);
+      gc?.();
+      const r = await runOpenLoop({
+        ratePerSec: RATE,
+        warmupMs: SLICE_WARMUP_MS,
+        durationMs: (seconds * 1000) / slices,
+        maxOutstanding: 2 * RATE,
+        onMeasureStart: cpu.reset,
+        send: (seq) => send(p, agent, seq),
+      });
+      const used = cpu.read();
+      const acc = byPath.get(p.name);
+      if (!acc) {
+        byPath.set(p.name, { ...r, cpu: used });
+        continue;
+      }
+      acc.results.push(...r.results);
+      acc.dropped += r.dropped;
+      acc.lateMs.push(...r.lateMs);
+      acc.elapsedMs += r.elapsedMs;
+      acc.cpu = addCpu(acc.cpu, used);
+    }
+  }
+  await Promise.all([...agents.values()].map((a) => a.close()));
+  const cpu = [...byPath.values()].map((x) => x.cpu).reduce(addCpu);
+  return { byPath, cpu };
+}
+
+function addCpu(a: CpuFigures, b: CpuFigures): CpuFigures {
+  const sum = (x: number | null, y: number | null) => (x === null || y === null ? null : round(x + y, 2));
+  return {
+    seconds: round(a.seconds + b.seconds, 2),
+    client_s: round(a.client_s + b.client_s, 2),
+    engines_s: round(a.engines_s + b.engines_s, 2),
+    router_s: sum(a.router_s, b.router_s),
+    others_s: round(a.others_s + b.others_s, 2),
+  };
+}
+
+function byPathOf<T, F>(
+  r: { byPath: Map<PathName, PathSamples<T>>; cpu: CpuFigures },
+  figures: (x: PathSamples<T>) => F,
+): { byPath: Map<PathName, F>; cpu: CpuFigures } {
+  return { byPath: new Map([...r.byPath].map(([name, x]) => [name, figures(x)])), cpu: r.cpu };
+}
+
+async function latencyRun(
+  paths: PathUnderTest[],
+  seconds: number,
+  slices: number,
+  meter: (p: PathUnderTest) => Meter,
+) {
+  const r = await interleaved(paths, seconds, slices, meter, (p, agent, seq) =>
+    timedRequest(`${urlOf(p, seq)}/v1/chat/completions`, SMALL, agent),
+  );
+  return byPathOf(r, latencyFigures);
+}
+
+function latencyFigures(r: PathSamples<TimedResponse>) {
   const ok = r.results.filter((x) => !x.error);
   return {
     offered_rps: RATE,
@@ -349,24 +445,25 @@ async function latencyRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typ
     achieved_rps: round(ok.length / (r.elapsedMs / 1000), 1),
     latency_ms: q(ok.map((x) => x.ms)),
     generator_late_ms: { p50: round(percentile(r.lateMs, 50), 2), p99: round(percentile(r.lateMs, 99), 2) },
-    cpu: used,
-    router_cpu_us_per_request: usPerRequest(used, ok.length),
+    cpu: r.cpu,
+    router_cpu_us_per_request: usPerRequest(r.cpu, ok.length),
   };
 }
 
-async function streamingRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
-  const agent = makeAgent(CLIENT_CONNECTIONS);
+async function streamingRun(
+  paths: PathUnderTest[],
+  seconds: number,
+  slices: number,
+  meter: (p: PathUnderTest) => Meter,
+) {
   const body = { model: MODEL, messages: PROMPT, max_tokens: 16 };
-  const r = await runOpenLoop({
-    ratePerSec: RATE,
-    warmupMs: 1000,
-    durationMs: seconds * 1000,
-    maxOutstanding: 2 * RATE,
-    onMeasureStart: cpu.reset,
-    send: (seq) => streamCompletion(urlOf(p, seq), body, { agent }),
-  });
-  const used = cpu.read();
-  await agent.close();
+  const r = await interleaved(paths, seconds, slices, meter, (p, agent, seq) =>
+    streamCompletion(urlOf(p, seq), body, { agent }),
+  );
+  return byPathOf(r, streamingFigures);
+}
+
+function streamingFigures(r: PathSamples<StreamResult>) {
   const ok = r.results.filter((x) => !x.error && x.contentFrames === 16);
   return {
     offered_rps: RATE,
@@ -378,8 +475,8 @@ async function streamingRun(p: PathUnderTest, seconds: number, cpu: ReturnType<t
     ttft_ms: q(ok.map((x) => x.ttftMs)),
     e2e_ms: q(ok.map((x) => x.e2eMs)),
     generator_late_ms: { p50: round(percentile(r.lateMs, 50), 2), p99: round(percentile(r.lateMs, 99), 2) },
-    cpu: used,
-    router_cpu_us_per_request: usPerRequest(used, ok.length),
+    cpu: r.cpu,
+    router_cpu_us_per_request: usPerRequest(r.cpu, ok.length),
   };
 }
 

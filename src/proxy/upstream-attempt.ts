@@ -2,8 +2,12 @@
 // caller a retryable failure (nothing has reached the client yet) or relay the reply — streaming frame
 // by frame, or the whole body — while watching connect, first-byte, idle and total deadlines and the
 // client going away.
+//
+// The attempt is an undici dispatch handler rather than a `request()` call: no response stream, async
+// iterator, AbortController or signal listener per request, and one timer watches every deadline. At
+// 1,000 requests/s those objects were a large part of the gateway's allocation and of its GC pauses.
 
-import type { ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { type Dispatcher, errors as undiciErrors } from "undici";
 import { type EngineTiming, parseServerTiming } from "./server-timing.js";
 import { SseRelay, type StreamUsage } from "./sse-relay.js";
@@ -47,206 +51,320 @@ export type AttemptOutcome =
   /** The whole-exchange deadline passed before any byte: retrying would only start the clock again. */
   | { kind: "total_timeout"; detail: string };
 
-/** Thrown into undici's signal to say which deadline fired. */
+/**
+ * What the attempt needs to know of the client leaving (an AbortSignal will do): whether it left, and
+ * why. It learns of the moment itself from the response's "close".
+ */
+export interface ClientGone {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+}
+
+/** Which deadline fired; passed to undici's abort, so it is also the error the attempt ends with. */
 class Deadline extends Error {
   constructor(readonly which: "first_byte" | "idle" | "total") {
     super(`${which} timeout`);
   }
 }
 
-export async function attemptUpstream(
+/** At most this much of an engine's error reply (5xx, 429) is kept for the log. */
+const ERROR_DETAIL_BYTES = 2000;
+
+export function attemptUpstream(
   dispatcher: Dispatcher,
   plan: AttemptPlan,
   res: ServerResponse,
-  clientGone: AbortSignal,
+  clientGone: ClientGone,
 ): Promise<AttemptOutcome> {
-  const ac = new AbortController();
-  const onClientGone = () => ac.abort(clientGone.reason);
-  if (clientGone.aborted) return { kind: "cancelled", started: false };
-  clientGone.addEventListener("abort", onClientGone, { once: true });
-  const total = setTimeout(() => ac.abort(new Deadline("total")), plan.timeouts.totalMs);
-  // A non-streaming reply's first byte is its last (the engine answers when generation ends), so only
-  // streams have a first-byte deadline; a long batch completion is bounded by the total deadline alone.
-  let firstByte: NodeJS.Timeout | null = plan.stream
-    ? setTimeout(() => ac.abort(new Deadline("first_byte")), plan.timeouts.firstByteMs)
-    : null;
-  let started = false;
-  try {
-    const up = await dispatcher.request({
-      origin: plan.url,
-      path: plan.path,
-      method: "POST",
-      headers: { "content-type": "application/json", "x-request-id": plan.traceId },
-      body: plan.body,
-      signal: ac.signal,
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
-    const status = up.statusCode;
-    if (status >= 500 || status === 429) {
-      const detail = await readText(up.body, 2000);
-      return { kind: "retryable", reason: "status", status, detail: `HTTP ${status}: ${detail}` };
+  if (clientGone.aborted) return Promise.resolve({ kind: "cancelled", started: false });
+  return new Promise<AttemptOutcome>((resolve) => {
+    const attempt = new Attempt(plan, res, clientGone, resolve);
+    dispatcher.dispatch(
+      {
+        origin: plan.url,
+        path: plan.path,
+        method: "POST",
+        headers: { "content-type": "application/json", "x-request-id": plan.traceId },
+        body: plan.body,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      },
+      attempt,
+    );
+  });
+}
+
+/**
+ * The reply, as undici hands it over: `collect` keeps the whole body (non-streaming replies, engine
+ * refusals, and error replies that make the attempt retryable); `stream` relays SSE frames as they come.
+ * Client headers of a stream go out only with its first frame, so a failure before it can still be
+ * retried elsewhere; after it, a failure ends the stream with an error event.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  /** Why the attempt was aborted (a deadline or the client leaving); undici then reports an error. */
+  private reason: Error | null = null;
+  private settled = false;
+  private clientLeft = false;
+  /** Whether the client response has started (headers sent). */
+  private started = false;
+  private mode: "waiting" | "retry_status" | "collect" | "stream" = "waiting";
+  private status = 0;
+  private headers: IncomingHttpHeaders | null = null;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private relay: SseRelay | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly totalAt: number;
+  /** Streams only, until their first frame. */
+  private readonly firstByteAt: number;
+  /** Streams: the idle deadline counts from here (the reply's headers, then each chunk once started). */
+  private lastDataAt = Number.NaN;
+
+  constructor(
+    private readonly plan: AttemptPlan,
+    private readonly res: ServerResponse,
+    private readonly clientGone: ClientGone,
+    private readonly resolve: (o: AttemptOutcome) => void,
+  ) {
+    const now = performance.now();
+    this.totalAt = now + plan.timeouts.totalMs;
+    // A non-streaming reply's first byte is its last (the engine answers when generation ends), so only
+    // streams have a first-byte deadline; a long batch completion is bounded by the total deadline alone.
+    this.firstByteAt = plan.stream ? now + plan.timeouts.firstByteMs : Number.POSITIVE_INFINITY;
+    this.arm(now);
+    res.once("close", this.onClientClose);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.reason) controller.abort(this.reason);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    if (statusCode < 200) return; // 1xx: informational, the reply follows
+    this.status = statusCode;
+    this.headers = headers;
+    if (statusCode >= 500 || statusCode === 429) this.mode = "retry_status";
+    else if (!this.plan.stream || statusCode !== 200) this.mode = "collect";
+    else {
+      this.mode = "stream";
+      this.relay = new SseRelay(this.plan.clientWantsUsage, this.plan.onFirstToken ?? null);
+      const now = performance.now();
+      this.lastDataAt = now;
+      // The idle deadline now runs too; re-arm only if it comes before the one the timer waits for.
+      if (now + this.plan.timeouts.idleMs < Math.min(this.totalAt, this.firstByteAt)) {
+        if (this.timer) clearTimeout(this.timer);
+        this.arm(now);
+      }
     }
-    if (!plan.stream || status !== 200) {
-      const body = await readAll(up.body);
-      if (firstByte) clearTimeout(firstByte);
-      firstByte = null;
-      const firstTokenAt = performance.now();
-      const usage = status === 200 ? usageOf(body) : null;
-      if (res.destroyed) return { kind: "cancelled", started: false };
-      started = true;
-      res.writeHead(status, {
-        "content-type": String(up.headers["content-type"] ?? "application/json"),
-        ...plan.responseHeaders,
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.mode !== "stream") {
+      if (this.mode === "retry_status" && this.size >= ERROR_DETAIL_BYTES) return;
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+      return;
+    }
+    if (this.started) this.lastDataAt = performance.now();
+    const out = this.relay!.push(chunk);
+    if (out.length === 0) return;
+    const res = this.res;
+    if (!this.started) {
+      this.started = true;
+      this.lastDataAt = performance.now();
+      res.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        ...this.plan.responseHeaders,
       });
-      res.end(body);
-      return {
-        kind: "done",
-        status,
-        usage,
-        timing: parseServerTiming(up.headers["server-timing"]),
-        firstTokenAt,
-        brokenMidStream: null,
-        upstreamClientError: status >= 400,
-      };
     }
-    return await relayStream(up, plan, res, ac, clientGone, () => {
-      if (firstByte) clearTimeout(firstByte);
-      firstByte = null;
-      started = true;
+    if (!res.write(out)) {
+      controller.pause();
+      res.once("drain", () => controller.resume());
+    }
+  }
+
+  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    if (this.settled) return;
+    if (this.mode === "retry_status") {
+      const detail = this.body().toString("utf8", 0, ERROR_DETAIL_BYTES);
+      this.settle({
+        kind: "retryable",
+        reason: "status",
+        status: this.status,
+        detail: `HTTP ${this.status}: ${detail}`,
+      });
+      return;
+    }
+    if (this.mode === "stream") {
+      const relay = this.relay!;
+      if (!this.started) {
+        this.failBeforeStart(new Error("upstream stream ended before any frame"));
+        return;
+      }
+      this.finishStream(
+        relay.sawDone || relay.upstreamError ? null : "the engine ended the stream without [DONE]",
+        trailers,
+      );
+      return;
+    }
+    const body = this.body();
+    const firstTokenAt = performance.now();
+    const status = this.status;
+    const res = this.res;
+    if (res.destroyed) {
+      this.settle({ kind: "cancelled", started: false });
+      return;
+    }
+    const headers = this.headers!;
+    this.started = true;
+    res.writeHead(status, {
+      "content-type": String(headers["content-type"] ?? "application/json"),
+      ...this.plan.responseHeaders,
     });
-  } catch (err) {
-    const reason = ac.signal.reason;
-    if (clientGone.aborted) return { kind: "cancelled", started };
-    if (reason instanceof Deadline) {
-      if (started) return { kind: "timeout_after_start", detail: reason.message };
-      if (reason.which === "total") return { kind: "total_timeout", detail: reason.message };
-      return { kind: "retryable", reason: "timeout", status: null, detail: reason.message };
+    res.end(body);
+    this.settle({
+      kind: "done",
+      status,
+      usage: status === 200 ? usageOf(body) : null,
+      timing: parseServerTiming(headers["server-timing"]),
+      firstTokenAt,
+      brokenMidStream: null,
+      upstreamClientError: status >= 400,
+    });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    if (this.settled) return;
+    if (this.clientLeft || this.clientGone.aborted) {
+      this.settle({ kind: "cancelled", started: this.started });
+      return;
+    }
+    const reason = this.reason;
+    if (this.mode === "retry_status") {
+      // The engine already refused; what it said is only detail, however much of it arrived.
+      const detail = this.body().toString("utf8", 0, ERROR_DETAIL_BYTES);
+      this.settle({
+        kind: "retryable",
+        reason: "status",
+        status: this.status,
+        detail: `HTTP ${this.status}: ${detail}`,
+      });
+      return;
+    }
+    if (!this.started) {
+      this.failBeforeStart(reason ?? err);
+      return;
+    }
+    // Only a stream can fail after it started: its client already has frames, so it gets an error event.
+    if (reason instanceof Deadline) this.finishStream(`the engine stalled: ${reason.message}`, null);
+    else if (this.res.destroyed) this.finishStream(null, null);
+    else {
+      const code = (err as Error & { code?: string }).code ?? err.message;
+      this.finishStream(`the engine connection failed mid-stream: ${code}`, null);
+    }
+  }
+
+  /** Nothing reached the client: a retry elsewhere is still possible, except past the total deadline. */
+  private failBeforeStart(err: Error): void {
+    if (err instanceof Deadline) {
+      this.settle(
+        err.which === "total"
+          ? { kind: "total_timeout", detail: err.message }
+          : { kind: "retryable", reason: "timeout", status: null, detail: err.message },
+      );
+      return;
     }
     const e = err as Error & { code?: string };
-    if (started) return { kind: "timeout_after_start", detail: `${e.code ?? e.name}: ${e.message}` };
     const connect = e instanceof undiciErrors.ConnectTimeoutError || e.code === "ECONNREFUSED";
-    return {
+    this.settle({
       kind: "retryable",
       reason: connect ? "connect" : "reset",
       status: null,
       detail: `${e.code ?? e.name}: ${e.message}`,
-    };
-  } finally {
-    clearTimeout(total);
-    if (firstByte) clearTimeout(firstByte);
-    clientGone.removeEventListener("abort", onClientGone);
+    });
   }
-}
 
-/**
- * Streams the reply. Client headers go out only with the first upstream frame, so a failure before it
- * can still be retried elsewhere; after it, a failure ends the stream with an error event.
- */
-function relayStream(
-  up: Dispatcher.ResponseData,
-  plan: AttemptPlan,
-  res: ServerResponse,
-  ac: AbortController,
-  clientGone: AbortSignal,
-  onStart: () => void,
-): Promise<AttemptOutcome> {
-  const relay = new SseRelay(plan.clientWantsUsage, plan.onFirstToken ?? null);
-  let started = false;
-  const idle = setTimeout(() => ac.abort(new Deadline("idle")), plan.timeouts.idleMs);
-  idle.unref();
-  let idleArmed = false;
-  return new Promise<AttemptOutcome>((resolve, reject) => {
-    const body = up.body;
-    /** `broken`: why the stream did not finish cleanly; the client gets an error event for it. */
-    const finish = (broken: string | null) => {
-      clearTimeout(idle);
-      if (!res.destroyed) {
-        const rest = relay.rest();
-        if (rest.length > 0) res.write(rest);
-        if (broken) res.write(errorEvent(broken, plan.traceId));
-        res.end();
-      }
+  /** `broken`: why the stream did not finish cleanly; the client gets an error event for it. */
+  private finishStream(broken: string | null, trailers: IncomingHttpHeaders | null): void {
+    const relay = this.relay!;
+    const res = this.res;
+    if (!res.destroyed) {
+      const rest = relay.rest();
+      if (rest.length > 0) res.write(rest);
+      if (broken) res.write(errorEvent(broken, this.plan.traceId));
+      res.end();
+    }
+    this.settle({
+      kind: "done",
+      status: 200,
+      usage: relay.usage,
+      timing: parseServerTiming(trailers?.["server-timing"]),
+      firstTokenAt: relay.firstContentAt,
       // An error event from the engine itself was relayed as it came; it still marks the stream broken.
-      broken ??= relay.upstreamError;
-      resolve({
-        kind: "done",
-        status: 200,
-        usage: relay.usage,
-        timing: parseServerTiming((up.trailers as Record<string, string> | undefined)?.["server-timing"]),
-        firstTokenAt: relay.firstContentAt,
-        brokenMidStream: broken,
-        upstreamClientError: false,
-      });
-    };
-    body.on("data", (chunk: Buffer) => {
-      if (idleArmed) idle.refresh();
-      const out = relay.push(chunk);
-      if (out.length === 0) return;
-      if (!started) {
-        started = true;
-        idleArmed = true;
-        idle.refresh();
-        onStart();
-        res.writeHead(200, {
-          "content-type": "text/event-stream; charset=utf-8",
-          "cache-control": "no-cache",
-          ...plan.responseHeaders,
-        });
-      }
-      if (!res.write(out)) {
-        body.pause();
-        res.once("drain", () => body.resume());
-      }
+      brokenMidStream: broken ?? relay.upstreamError,
+      upstreamClientError: false,
     });
-    body.on("end", () => {
-      if (!started) {
-        clearTimeout(idle);
-        reject(new Error("upstream stream ended before any frame"));
-        return;
-      }
-      finish(relay.sawDone || relay.upstreamError ? null : "the engine ended the stream without [DONE]");
-    });
-    body.on("error", (err: Error) => {
-      if (clientGone.aborted) {
-        clearTimeout(idle);
-        resolve({ kind: "cancelled", started });
-        return;
-      }
-      if (!started) {
-        clearTimeout(idle);
-        reject(err);
-        return;
-      }
-      const reason = ac.signal.reason;
-      if (reason instanceof Deadline) finish(`the engine stalled: ${reason.message}`);
-      else if (res.destroyed) finish(null);
-      else
-        finish(
-          `the engine connection failed mid-stream: ${(err as Error & { code?: string }).code ?? err.message}`,
-        );
-    });
-  });
+  }
+
+  private settle(outcome: AttemptOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.res.removeListener("close", this.onClientClose);
+    this.chunks = [];
+    this.resolve(outcome);
+  }
+
+  private body(): Buffer {
+    const c = this.chunks;
+    return c.length === 1 ? c[0]! : Buffer.concat(c, this.size);
+  }
+
+  private abort(reason: Error): void {
+    if (this.reason) return;
+    this.reason = reason;
+    // Before undici starts the request (it may wait for a connection) the abort happens at its start.
+    this.controller?.abort(reason);
+  }
+
+  private readonly onClientClose = (): void => {
+    if (this.settled || this.res.writableFinished) return;
+    this.clientLeft = true;
+    this.abort((this.clientGone.reason as Error | undefined) ?? new Error("client disconnected"));
+  };
+
+  /** One timer for every deadline, set for the nearest; chunks only move `lastDataAt`. */
+  private arm(now: number): void {
+    let at = this.totalAt;
+    if (!this.started) at = Math.min(at, this.firstByteAt);
+    if (this.mode === "stream") at = Math.min(at, this.lastDataAt + this.plan.timeouts.idleMs);
+    this.timer = setTimeout(this.onTimer, Math.max(1, Math.ceil(at - now)));
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    if (this.settled) return;
+    const now = performance.now();
+    if (now >= this.totalAt) return this.abort(new Deadline("total"));
+    if (!this.started && now >= this.firstByteAt) return this.abort(new Deadline("first_byte"));
+    if (this.mode === "stream" && now >= this.lastDataAt + this.plan.timeouts.idleMs)
+      return this.abort(new Deadline("idle"));
+    this.arm(now);
+  };
 }
 
 function errorEvent(message: string, traceId: string): string {
   return `data: ${JSON.stringify({
     error: { message, type: "server_error", param: null, code: "upstream_error", trace_id: traceId },
   })}\n\n`;
-}
-
-async function readAll(body: Dispatcher.ResponseData["body"]): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of body) chunks.push(c as Buffer);
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-}
-
-async function readText(body: Dispatcher.ResponseData["body"], max: number): Promise<string> {
-  try {
-    return (await readAll(body)).toString("utf8", 0, max);
-  } catch {
-    return "";
-  }
 }
 
 /**
