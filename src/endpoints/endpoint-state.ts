@@ -76,8 +76,6 @@ export class EndpointState {
   // The gateway's own accounting; written only through acquire() and Lease.release().
   inflightRequests = 0;
   inflightTokens = 0;
-  /** The gateway's in-flight count when the last scrape landed: what the scraped queues already include. */
-  inflightAtScrape = 0;
   /** Called when a lease is released or a scrape lands: flow control may dispatch more. */
   onCapacity: (() => void) | null = null;
 
@@ -239,7 +237,6 @@ export class EndpointState {
     this.scrapedAt = now;
     this.scrapeDurationMs = durationMs;
     this.lastScrapeError = null;
-    this.inflightAtScrape = this.inflightRequests;
     this.onCapacity?.();
   }
 

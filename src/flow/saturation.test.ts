@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { EndpointState } from "../endpoints/endpoint-state.js";
-import { DEFAULT_SATURATION, type SaturationBounds, saturationOf } from "./saturation.js";
+import {
+  DEFAULT_SATURATION,
+  overHardBound,
+  placeable,
+  type SaturationBounds,
+  saturationOf,
+  softSaturation,
+} from "./saturation.js";
 
 export function endpoint(name = "e0"): EndpointState {
   const ep = new EndpointState({
@@ -22,7 +29,6 @@ export function scraped(ep: EndpointState, now: number, waiting: number, kv: num
   ep.waiting = waiting;
   ep.kvUsage = kv;
   ep.scrapedAt = now;
-  ep.inflightAtScrape = ep.inflightRequests;
 }
 
 const B: SaturationBounds = {
@@ -41,15 +47,13 @@ describe("saturationOf", () => {
     assert.equal(saturationOf(ep, B, 1, 1000), "not routable");
   });
 
-  it("counts requests sent since the scrape as waiting, on top of the scraped queue", () => {
+  it("is full at the engine's scraped waiting queue", () => {
     const ep = endpoint();
     ep.acquire(100);
     scraped(ep, 1000, 1, 0.1);
-    assert.equal(saturationOf(ep, B, 100, 1010), null, "1 waiting < 2");
-    ep.acquire(100);
-    assert.equal(saturationOf(ep, B, 100, 1010), "waiting 2 ≥ 2");
-    scraped(ep, 1100, 0, 0.1);
-    assert.equal(saturationOf(ep, B, 100, 1110), null, "the new scrape shows them running");
+    assert.equal(softSaturation(ep, B, 1010), null, "1 waiting < 2");
+    scraped(ep, 1100, 2, 0.1);
+    assert.equal(softSaturation(ep, B, 1110), "waiting 2 ≥ 2");
   });
 
   it("is full at the KV bound", () => {
@@ -73,7 +77,7 @@ describe("saturationOf", () => {
     assert.match(saturationOf(never, B, 1, later) ?? "", /metrics stale/);
   });
 
-  it("applies the in-flight request and token bounds", () => {
+  it("applies the in-flight request and token bounds as hard bounds", () => {
     const ep = endpoint();
     scraped(ep, 1000, 0, 0);
     const bounds = { ...B, maxInflight: 1, maxInflightTokens: 100_000 };

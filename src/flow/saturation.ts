@@ -1,25 +1,28 @@
-// When an endpoint has room for one more request: the saturation bounds flow control dispatches by.
+// When a pool may take one more request, and which endpoints may: the bounds flow control dispatches by.
 // Engines keep short queues; the gateway keeps the long one, where order can still change.
+//
+// Two kinds of bound. Soft bounds (engine queue, KV use, metrics freshness) say whether the pool has
+// room: a request leaves the gateway queue only while some endpoint is below them. The endpoint picker
+// then chooses among every endpoint within the hard bounds — not only the roomy ones — so prefix affinity
+// and its load guard still trade cache against queue (llm-d's saturation detector gates admission the
+// same way). Hard bounds (in-flight requests and tokens per endpoint) are never crossed.
 
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 
 /** Per-pool bounds; `InferencePool.spec.flowControl` sets them. */
 export interface SaturationBounds {
-  /**
-   * Engine waiting queue at which the endpoint is full: the scraped `num_requests_waiting`, plus the
-   * requests the gateway sent it since that scrape (net of those that finished), since a scrape is old news.
-   */
+  /** Soft: the engine's scraped `num_requests_waiting` at which it is full. */
   readonly maxWaiting: number;
-  /** KV-cache use (0..1) at which the endpoint is full. */
+  /** Soft: KV-cache use (0..1) at which the endpoint is full. */
   readonly maxKvCacheUsage: number;
   /**
-   * With stale or missing metrics the endpoint counts as saturated, except that the gateway's own
-   * in-flight count may still let it take work below this many requests (the fallback signal).
+   * Soft: with stale or missing metrics the endpoint counts as full, except that the gateway's own
+   * in-flight count may still show room below this many requests (the fallback signal).
    */
   readonly staleMaxInflight: number;
-  /** Optional hard bound on the gateway's in-flight requests per endpoint; null: none. */
+  /** Hard: the gateway's in-flight requests per endpoint; null: none. */
   readonly maxInflight: number | null;
-  /** Optional bound on in-flight tokens (input + max output) per endpoint; null: none. */
+  /** Hard: in-flight tokens (input + max output) per endpoint; null: none. */
   readonly maxInflightTokens: number | null;
 }
 
@@ -32,11 +35,11 @@ export const DEFAULT_SATURATION: SaturationBounds = {
 };
 
 /**
- * Why `ep` cannot take another request of `cost` tokens now, or null when it has room. An endpoint with
- * nothing in flight always has room for one request (a single oversized request must not wait forever).
- * @example saturationOf(ep, DEFAULT_SATURATION, 3000, Date.now()) // "waiting 4 ≥ 4" or null
+ * Why `ep` may not take a request of `cost` tokens at all now (a hard bound, or not routable), or null.
+ * An endpoint with nothing in flight is never over a hard bound: one oversized request must not wait forever.
+ * @example overHardBound(ep, { ...DEFAULT_SATURATION, maxInflight: 2 }, 3000, Date.now()) // "in flight 2 ≥ 2"
  */
-export function saturationOf(
+export function overHardBound(
   ep: EndpointState,
   b: SaturationBounds,
   cost: number,
@@ -44,20 +47,54 @@ export function saturationOf(
 ): string | null {
   if (!ep.routable(now)) return "not routable";
   const inflight = ep.inflightRequests;
-  if (b.maxInflight !== null && inflight >= b.maxInflight) return `in flight ${inflight} ≥ ${b.maxInflight}`;
   if (inflight === 0) return null;
+  if (b.maxInflight !== null && inflight >= b.maxInflight) return `in flight ${inflight} ≥ ${b.maxInflight}`;
   if (b.maxInflightTokens !== null && ep.inflightTokens + cost > b.maxInflightTokens) {
     return `in-flight tokens ${ep.inflightTokens} + ${cost} > ${b.maxInflightTokens}`;
   }
+  return null;
+}
+
+/**
+ * Why `ep` counts as full for admission (a soft bound), or null when it shows room.
+ * @example softSaturation(ep, DEFAULT_SATURATION, Date.now()) // "waiting 4 ≥ 4" or null
+ */
+export function softSaturation(ep: EndpointState, b: SaturationBounds, now: number): string | null {
+  const inflight = ep.inflightRequests;
+  if (inflight === 0) return null;
   if (!ep.metricsFresh(now)) {
     return inflight >= b.staleMaxInflight
       ? `metrics stale, in flight ${inflight} ≥ ${b.staleMaxInflight}`
       : null;
   }
-  const waiting = (ep.waiting ?? 0) + Math.max(0, inflight - ep.inflightAtScrape);
+  const waiting = ep.waiting ?? 0;
   if (waiting >= b.maxWaiting) return `waiting ${waiting} ≥ ${b.maxWaiting}`;
   if (ep.kvUsage !== null && ep.kvUsage >= b.maxKvCacheUsage) {
     return `KV ${(ep.kvUsage * 100).toFixed(0)}% ≥ ${(b.maxKvCacheUsage * 100).toFixed(0)}%`;
   }
   return null;
+}
+
+/** Why `ep` cannot take this request now (hard bound, then soft), or null when it can. */
+export function saturationOf(
+  ep: EndpointState,
+  b: SaturationBounds,
+  cost: number,
+  now: number,
+): string | null {
+  return overHardBound(ep, b, cost, now) ?? softSaturation(ep, b, now);
+}
+
+/**
+ * The endpoints a request of `cost` tokens may be placed on now, or null when the pool has no room:
+ * every endpoint within the hard bounds, provided at least one of them is also below the soft bounds.
+ */
+export function placeable(
+  endpoints: readonly EndpointState[],
+  b: SaturationBounds,
+  cost: number,
+  now: number,
+): EndpointState[] | null {
+  const within = endpoints.filter((e) => overHardBound(e, b, cost, now) === null);
+  return within.some((e) => softSaturation(e, b, now) === null) ? within : null;
 }

@@ -4,7 +4,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import { saturationOf } from "../flow/saturation.js";
+import { placeable } from "../flow/saturation.js";
 import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import type { PickResult } from "../picker/framework/types.js";
 import { promptHashesFor } from "../picker/picker-profile.js";
@@ -142,7 +142,7 @@ async function serve(
   const picker = pool.picker;
   const blockHashes = promptHashesFor(
     picker.config,
-    promptTextOf(kind, profile.body),
+    promptPartsOf(kind, profile.body),
     decision.upstreamModel,
     null,
   );
@@ -190,11 +190,8 @@ async function serve(
     fallbackOptions: decision.queuePolicy?.fallbackOptions ?? ["retry_later"],
     signal: clientGone,
     place: () => {
-      const t = Date.now();
-      const roomy = bounds.enabled
-        ? pool.endpoints.filter((e) => saturationOf(e, bounds, cost, t) === null)
-        : pool.endpoints;
-      if (roomy.length === 0) return null;
+      const roomy = bounds.enabled ? placeable(pool.endpoints, bounds, cost, Date.now()) : pool.endpoints;
+      if (roomy === null || roomy.length === 0) return null;
       const pick = pickAmong(roomy);
       if (!pick.endpoint) return null;
       return { endpoint: pick.endpoint, lease: pick.endpoint.acquire(cost), pick };
@@ -325,15 +322,16 @@ async function serve(
 }
 
 /**
- * The prompt as one string for prefix hashing: messages in order, role and content, so two requests
- * sharing a system prompt and history share a prefix here exactly where they do in the engine.
+ * The prompt for prefix hashing, as its parts in order: each message's role tag, content and a newline,
+ * so two requests sharing a system prompt and history share a prefix here exactly where they do in the
+ * engine. Parts, not one joined string: hashing reads a 220 KB prompt in place instead of copying it.
  */
-export function promptTextOf(kind: ApiKind, body: Record<string, unknown>): string {
+export function promptPartsOf(kind: ApiKind, body: Record<string, unknown>): string[] {
   if (kind === "completion") {
     const p = body.prompt;
-    return typeof p === "string" ? p : Array.isArray(p) ? p.join(",") : "";
+    return [typeof p === "string" ? p : Array.isArray(p) ? p.join(",") : ""];
   }
-  let text = "";
+  const parts: string[] = [];
   for (const m of body.messages as { role: string; content?: unknown }[]) {
     const c = m.content;
     const content =
@@ -342,9 +340,9 @@ export function promptTextOf(kind: ApiKind, body: Record<string, unknown>): stri
         : Array.isArray(c)
           ? c.map((part: { text?: unknown }) => (typeof part.text === "string" ? part.text : "")).join("\n")
           : "";
-    text += `<${m.role}>${content}\n`;
+    parts.push(`<${m.role}>`, content, "\n");
   }
-  return text;
+  return parts;
 }
 
 function headerString(v: string | string[] | undefined): string | null {

@@ -3,12 +3,12 @@
 // --gateway`). Nothing is counted or recorded: no lease, no prefix-index entry, no log line.
 
 import type { IncomingHttpHeaders } from "node:http";
-import { saturationOf } from "../flow/saturation.js";
+import { overHardBound, placeable, softSaturation } from "../flow/saturation.js";
 import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import { promptHashesFor } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { routeRequest } from "../route/route-request.js";
-import { promptTextOf } from "./completion-handler.js";
+import { promptPartsOf } from "./completion-handler.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
 
 export function explainRequest(
@@ -54,7 +54,7 @@ export function explainRequest(
   const picker = pool.picker;
   const blockHashes = promptHashesFor(
     picker.config,
-    promptTextOf(kind, profile.body),
+    promptPartsOf(kind, profile.body),
     decision.upstreamModel,
     null,
   );
@@ -104,14 +104,18 @@ function queueExplain(
   const now = Date.now();
   const room = pool.endpoints.map((e) => ({
     endpoint: e.name,
-    saturated: flow.settings.enabled ? saturationOf(e, flow.settings, cost, now) : null,
+    over_hard_bound: flow.settings.enabled ? overHardBound(e, flow.settings, cost, now) : null,
+    saturated: flow.settings.enabled ? softSaturation(e, flow.settings, now) : null,
   }));
   const ahead = flow
     .bandSizes()
     .filter((b) => b.priority >= priority)
     .reduce((n, b) => n + b.size, 0);
   const paused = gate?.paused ?? false;
-  const wouldWait = paused || ahead > 0 || (flow.settings.enabled && room.every((r) => r.saturated !== null));
+  const wouldWait =
+    paused ||
+    ahead > 0 ||
+    (flow.settings.enabled && placeable(pool.endpoints, flow.settings, cost, now) === null);
   return {
     priority,
     max_queue_ms: maxQueueMs,
