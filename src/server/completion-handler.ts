@@ -27,14 +27,14 @@ export async function handleCompletion(
   const rec = new RequestRecord(traceIdFrom(req.headers));
   res.setHeader("x-ai-trace-id", rec.traceId);
   res.setHeader("x-request-id", rec.traceId);
-  const clientGone = new AbortController();
+  const clientGone = new ClientGone();
   res.on("close", () => {
     if (!res.writableFinished) clientGone.abort(new Error("client disconnected"));
   });
   try {
-    await serve(gw, kind, req, res, rec, clientGone.signal);
+    await serve(gw, kind, req, res, rec, clientGone);
   } catch (err) {
-    if (clientGone.signal.aborted) return; // the caller left: logged as cancelled below
+    if (clientGone.aborted) return; // the caller left: logged as cancelled below
     const e =
       err instanceof GatewayError
         ? err
@@ -48,7 +48,7 @@ export async function handleCompletion(
       res.writeHead(e.status, e.headers()).end(e.body(rec.traceId));
     }
   } finally {
-    if (clientGone.signal.aborted && rec.httpStatus === 0) {
+    if (clientGone.aborted && rec.httpStatus === 0) {
       rec.clientCancelled = true;
       rec.status = "client_cancelled";
       rec.httpStatus = 499;
@@ -63,7 +63,7 @@ async function serve(
   req: IncomingMessage,
   res: ServerResponse,
   rec: RequestRecord,
-  clientGone: AbortSignal,
+  clientGone: ClientGone,
 ): Promise<void> {
   const config = gw.config;
   rec.configVersion = config.version;
@@ -188,7 +188,9 @@ async function serve(
     maxQueueMs: decision.maxQueueMs,
     gate: gw.flow.gateFor(decision.rule),
     fallbackOptions: decision.queuePolicy?.fallbackOptions ?? ["retry_later"],
-    signal: clientGone,
+    get signal() {
+      return clientGone.signal; // made only for a request that has to wait in the queue
+    },
     place: () => {
       const roomy = bounds.enabled ? placeable(pool.endpoints, bounds, cost, Date.now()) : pool.endpoints;
       if (roomy === null || roomy.length === 0) return null;
@@ -343,6 +345,31 @@ export function promptPartsOf(kind: ApiKind, body: Record<string, unknown>): str
     parts.push(`<${m.role}>`, content, "\n");
   }
   return parts;
+}
+
+/**
+ * Whether the client left, and why. Most requests never need an AbortSignal (the upstream attempt
+ * watches the response's "close" itself), so one is made only for whoever asks: the flow-control queue.
+ */
+class ClientGone {
+  aborted = false;
+  reason: unknown = undefined;
+  private ac: AbortController | null = null;
+
+  get signal(): AbortSignal {
+    if (!this.ac) {
+      this.ac = new AbortController();
+      if (this.aborted) this.ac.abort(this.reason);
+    }
+    return this.ac.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.ac?.abort(reason);
+  }
 }
 
 function headerString(v: string | string[] | undefined): string | null {
