@@ -1,5 +1,6 @@
 // The request path of POST /v1/chat/completions and /v1/completions, one stage after another:
-// identify → read and profile → route → pick → forward (retrying before the first byte) → settle.
+// identify → read and profile → route → queue (flow control) and pick → forward (retrying before the
+// first byte) → settle.
 // Whatever happens, counters are released and exactly one log line is written.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -11,9 +12,12 @@ import { promptHashesFor } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { attemptUpstream } from "../proxy/upstream-attempt.js";
 import { routeRequest } from "../route/route-request.js";
+import { ClientGone } from "./client-gone.js";
 import { GatewayError } from "./gateway-error.js";
 import type { GatewayRuntime, Placement } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
+import { promptPartsOf } from "./prompt-parts.js";
+import { readBody } from "./request-body.js";
 import { RequestRecord } from "./request-record.js";
 
 const PATHS: Record<ApiKind, string> = { chat: "/v1/chat/completions", completion: "/v1/completions" };
@@ -323,55 +327,6 @@ async function serve(
   }
 }
 
-/**
- * The prompt for prefix hashing, as its parts in order: each message's role tag, content and a newline,
- * so two requests sharing a system prompt and history share a prefix here exactly where they do in the
- * engine. Parts, not one joined string: hashing reads a 220 KB prompt in place instead of copying it.
- */
-export function promptPartsOf(kind: ApiKind, body: Record<string, unknown>): string[] {
-  if (kind === "completion") {
-    const p = body.prompt;
-    return [typeof p === "string" ? p : Array.isArray(p) ? p.join(",") : ""];
-  }
-  const parts: string[] = [];
-  for (const m of body.messages as { role: string; content?: unknown }[]) {
-    const c = m.content;
-    const content =
-      typeof c === "string"
-        ? c
-        : Array.isArray(c)
-          ? c.map((part: { text?: unknown }) => (typeof part.text === "string" ? part.text : "")).join("\n")
-          : "";
-    parts.push(`<${m.role}>`, content, "\n");
-  }
-  return parts;
-}
-
-/**
- * Whether the client left, and why. Most requests never need an AbortSignal (the upstream attempt
- * watches the response's "close" itself), so one is made only for whoever asks: the flow-control queue.
- */
-class ClientGone {
-  aborted = false;
-  reason: unknown = undefined;
-  private ac: AbortController | null = null;
-
-  get signal(): AbortSignal {
-    if (!this.ac) {
-      this.ac = new AbortController();
-      if (this.aborted) this.ac.abort(this.reason);
-    }
-    return this.ac.signal;
-  }
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.ac?.abort(reason);
-  }
-}
-
 function headerString(v: string | string[] | undefined): string | null {
   const s = Array.isArray(v) ? v[0] : v;
   return s === undefined || s === "" ? null : s;
@@ -399,38 +354,4 @@ function settle(gw: GatewayRuntime, rec: RequestRecord): void {
     if (rec.outputTokens !== null) m.outputTokens.labels(pool, rec.tenant ?? "unknown").inc(rec.outputTokens);
   }
   gw.log.write(rec.toLogLine(now));
-}
-
-/** The whole request body, or request_too_large as soon as it passes the limit. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    return Promise.reject(tooLarge(limit));
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        req.removeAllListeners("data");
-        req.resume();
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on("error", reject);
-    req.on("close", () => {
-      if (!req.complete) reject(new Error("the client disconnected while sending the body"));
-    });
-  });
-}
-
-function tooLarge(limit: number): GatewayError {
-  return new GatewayError("request_too_large", `the request body exceeds the limit of ${limit} bytes`, {
-    param: "body",
-  });
 }

@@ -8,8 +8,8 @@ import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import { promptHashesFor } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { routeRequest } from "../route/route-request.js";
-import { promptPartsOf } from "./completion-handler.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
+import { promptPartsOf } from "./prompt-parts.js";
 
 export function explainRequest(
   gw: GatewayRuntime,
