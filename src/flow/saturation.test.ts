@@ -67,7 +67,7 @@ describe("saturationOf", () => {
     const ep = endpoint();
     ep.acquire(1);
     scraped(ep, 1000, 0, 0.1);
-    const later = 1000 + ep.metricsStalenessMs + 1;
+    const later = 1000 + 2001; // past the staleness bound and the 2 s grace
     assert.equal(saturationOf(ep, B, 1, later), null, "1 in flight < staleMaxInflight 2");
     ep.acquire(1);
     assert.equal(saturationOf(ep, B, 1, later), "metrics stale, in flight 2 ≥ 2");
@@ -94,5 +94,27 @@ describe("saturationOf", () => {
       null,
       "an idle endpoint takes even an oversized request",
     );
+  });
+
+  it("offers the endpoints within both bounds; a late scrape counts for a grace period", () => {
+    const [a, b, c] = [endpoint("a"), endpoint("b"), endpoint("c")];
+    for (const e of [a, b, c]) e.acquire(10_000);
+    scraped(a, 1000, 5, 0.1); // queue too long
+    scraped(b, 1000, 0, 0.1); // room
+    scraped(c, 1000, 0, 0.1);
+    const bounds = { ...B, maxInflightTokens: 15_000 };
+    c.acquire(4_000); // c would pass its token bound with another 2,000
+    assert.deepEqual(
+      placeable([a, b, c], bounds, 2_000, 1000)?.map((e) => e.name),
+      ["b"],
+    );
+    scraped(b, 1000, 3, 0.1);
+    assert.equal(placeable([a, b, c], bounds, 2_000, 1000), null);
+    // b's figures 1.5 s old: past its staleness bound (400 ms), within the grace: read as they are.
+    scraped(b, 1000, 0, 0.1);
+    assert.equal(softSaturation(b, B, 2500), null);
+    b.acquire(1);
+    assert.match(softSaturation(b, B, 3500) ?? "", /metrics stale/, "2.5 s old: stale, and 2 in flight ≥ 2");
+    assert.equal(overHardBound(b, B, 1, 3500), null);
   });
 });

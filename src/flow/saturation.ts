@@ -1,11 +1,13 @@
-// When a pool may take one more request, and which endpoints may: the bounds flow control dispatches by.
-// Engines keep short queues; the gateway keeps the long one, where order can still change.
+// When an endpoint may take one more request: the bounds flow control dispatches by. Engines keep short
+// queues; the gateway keeps the long one, where order can still change.
 //
-// Two kinds of bound. Soft bounds (engine queue, KV use, metrics freshness) say whether the pool has
-// room: a request leaves the gateway queue only while some endpoint is below them. The endpoint picker
-// then chooses among every endpoint within the hard bounds — not only the roomy ones — so prefix affinity
-// and its load guard still trade cache against queue (llm-d's saturation detector gates admission the
-// same way). Hard bounds (in-flight requests and tokens per endpoint) are never crossed.
+// Two kinds of bound. Soft bounds read the engine (its scraped waiting queue, its KV use); hard bounds
+// count the gateway's own in-flight requests and tokens on the endpoint, and are exact. A request leaves
+// the gateway queue for an endpoint within both; the endpoint picker chooses among all such endpoints.
+// Soft bounds read the last scrape as it is: the requests sent since are mostly running already, and
+// counting them all as waiting made every endpoint look full at high rates and left the picker a single
+// candidate (prefix affinity lost). A scrape a little late still counts, for a grace period, so one late
+// scrape does not take an endpoint out of the pool (the picker's metrics-fresh filter does the same).
 
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 
@@ -25,6 +27,9 @@ export interface SaturationBounds {
   /** Hard: in-flight tokens (input + max output) per endpoint; null: none. */
   readonly maxInflightTokens: number | null;
 }
+
+/** How long a late scrape's figures still count (the picker's metrics-fresh grace is the same). */
+export const STALE_GRACE_MS = 2000;
 
 export const DEFAULT_SATURATION: SaturationBounds = {
   maxWaiting: 4,
@@ -62,7 +67,8 @@ export function overHardBound(
 export function softSaturation(ep: EndpointState, b: SaturationBounds, now: number): string | null {
   const inflight = ep.inflightRequests;
   if (inflight === 0) return null;
-  if (!ep.metricsFresh(now)) {
+  const scraped = ep.scrapedAt;
+  if (scraped === null || now - scraped > Math.max(ep.metricsStalenessMs, STALE_GRACE_MS)) {
     return inflight >= b.staleMaxInflight
       ? `metrics stale, in flight ${inflight} ≥ ${b.staleMaxInflight}`
       : null;
@@ -86,8 +92,8 @@ export function saturationOf(
 }
 
 /**
- * The endpoints a request of `cost` tokens may be placed on now, or null when the pool has no room:
- * every endpoint within the hard bounds, provided at least one of them is also below the soft bounds.
+ * The endpoints a request of `cost` tokens may be placed on now (within the hard bounds and below the
+ * soft ones), or null when there is none.
  */
 export function placeable(
   endpoints: readonly EndpointState[],
@@ -95,6 +101,6 @@ export function placeable(
   cost: number,
   now: number,
 ): EndpointState[] | null {
-  const within = endpoints.filter((e) => overHardBound(e, b, cost, now) === null);
-  return within.some((e) => softSaturation(e, b, now) === null) ? within : null;
+  const out = endpoints.filter((e) => saturationOf(e, b, cost, now) === null);
+  return out.length > 0 ? out : null;
 }

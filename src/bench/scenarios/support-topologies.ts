@@ -139,7 +139,7 @@ function splitPools(endpoints: Record<string, string[]>): object[] {
     inferencePoolDoc(long.name, long, endpoints),
     inferencePoolDoc(batch.name, batch, endpoints, {
       borrow: [long],
-      flowControl: { maxWaiting: 1, maxKvCacheUsage: 0.85 },
+      flowControl: { maxWaiting: 1, maxKvCacheUsage: 0.85, maxInflightTokens: 120_000 },
     }),
   ];
 }
