@@ -1,7 +1,7 @@
 // Runs a tokengate command (sim, gateway) as a child process for benchmarks, so the load generator and
 // the system under test do not share one event loop, and reads the child's CPU time from /proc.
 
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -77,4 +77,20 @@ export function treeCpuSeconds(pid: number): number {
     for (const c of children ? children.split(" ") : []) total += treeCpuSeconds(Number(c));
   }
   return total;
+}
+
+/** Every pid of the process tree under `pid`, itself first. */
+export function treePids(pid: number): number[] {
+  const out = [pid];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const children = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
+    for (const c of children ? children.split(" ") : []) out.push(...treePids(Number(c)));
+  }
+  return out;
+}
+
+/** Binds every thread of the process tree under `pid` to the given CPUs (`taskset`; Linux only). */
+export function pinTree(pid: number, cpuList: string): void {
+  for (const p of treePids(pid))
+    execFileSync("taskset", ["-a", "-p", "-c", cpuList, String(p)], { stdio: "ignore" });
 }

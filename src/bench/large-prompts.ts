@@ -15,6 +15,7 @@ import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import { buildPickerProfile, createPrefixIndex, promptHashesFor } from "../picker/picker-profile.js";
 import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
 import { runClosedLoop } from "./load.js";
+import { writeOnePoolGateway } from "./one-pool-gateway.js";
 import { percentile, round } from "./stats.js";
 import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.js";
 import { generatedText } from "./workload/generated-text.js";
@@ -161,7 +162,15 @@ export async function runLargePrompts(opts: LargePromptOptions): Promise<LargePr
     );
     children.push(sim);
     const engines = [...new Set(sim.output().match(/http:\/\/[\d.]+:\d+/g) ?? [])];
-    writeGatewayConfig(tmp, engines);
+    writeOnePoolGateway(tmp, {
+      name: "long",
+      model: MODEL,
+      engines,
+      maxInputTokens: 131072,
+      maxQueueMs: 60000,
+      gatewaySpec:
+        "  limits: { maxBodyBytes: 4194304 }\n  timeouts: { connectMs: 2000, firstByteMs: 60000, idleMs: 60000, totalMs: 600000 }\n",
+    });
     const logFile = join(tmp, "gateway.log");
     const gw = await startTokengate(
       ["gateway", "--config", tmp, "--port", "0", "--log", logFile],
@@ -258,48 +267,6 @@ export async function runLargePrompts(opts: LargePromptOptions): Promise<LargePr
     for (const c of children.reverse()) await c.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
-}
-
-function writeGatewayConfig(dir: string, engines: string[]): void {
-  writeFileSync(
-    join(dir, "pools.yaml"),
-    `apiVersion: ai.example.com/v1alpha1
-kind: InferencePool
-metadata: { name: long }
-spec:
-  engine: vllm
-  model: ${MODEL}
-  endpoints: [${engines.map((e) => `"${e}"`).join(", ")}]
-`,
-  );
-  writeFileSync(
-    join(dir, "route.yaml"),
-    `apiVersion: ai.example.com/v1alpha1
-kind: InferenceRoute
-metadata:
-  name: long-route
-  annotations:
-    ai.example.com/route-config-version: "large-prompts-1"
-spec:
-  modelAliases:
-    ${MODEL}:
-      defaultPool: long
-      pools:
-        - { name: long, maxInputTokens: 131072, maxOutputTokens: 4096, maxQueueMs: 60000, priority: 100 }
-`,
-  );
-  writeFileSync(
-    join(dir, "gateway.yaml"),
-    `apiVersion: tokengate.dev/v1alpha1
-kind: GatewayConfig
-metadata: { name: large-prompts }
-spec:
-  listen: { host: 127.0.0.1, port: 0 }
-  auth: { allowAnonymous: true }
-  limits: { maxBodyBytes: 4194304 }
-  timeouts: { connectMs: 2000, firstByteMs: 60000, idleMs: 60000, totalMs: 600000 }
-`,
-  );
 }
 
 export function largePromptsSummary(r: LargePromptReport): string {

@@ -59,6 +59,8 @@ export function markdown(r: OverheadReport): string {
   const lines = [
     `# Gateway overhead${r.quick ? " (quick run)" : ""}`,
     "",
+    `CPU pinning: ${r.setup.cpu_pinning ?? "none"}.`,
+    "",
     `Engines: ${r.setup.engines}. Request: ${r.setup.request}. Each path is measured for ${r.setup.measured_seconds} s. ` +
       `At the fixed rate the paths alternate in ${r.setup.fixed_rate_slices ?? 1} slices each (the order rotating, ` +
       `${r.setup.fixed_rate_slice_warmup_seconds ?? 1} s of uncounted arrivals at the start of each), so that other work on the machine falls on all paths alike; ` +

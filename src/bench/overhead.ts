@@ -6,9 +6,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Agent, request } from "undici";
-import { type Child, cpuSeconds, startTokengate, treeCpuSeconds } from "./child-process.js";
+import { type Child, cpuSeconds, pinTree, startTokengate, treeCpuSeconds } from "./child-process.js";
 import { runClosedLoop, runOpenLoop, type TimedResponse, timedRequest } from "./load.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
+import { writeOnePoolGateway } from "./one-pool-gateway.js";
 import { markdown } from "./overhead-report.js";
 import { CONCURRENCY, MAX_OTHER_CORES, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
 import { percentile, round } from "./stats.js";
@@ -17,6 +18,12 @@ import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.
 export interface OverheadOptions {
   outDir: string;
   quick: boolean;
+  /**
+   * Give the router (tokengate or nginx) CPU 1 to itself and put the client and the engines on CPU 0,
+   * as a gateway is deployed on cores of its own, so the added latency is the router's and not the
+   * scheduler's. Reports go to `overhead-pinned.{json,md}`.
+   */
+  pinned?: boolean;
 }
 
 /** One way to the engines; `routerCpu` is null for direct (nothing in between). */
@@ -101,16 +108,30 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
     );
     children.push(sim);
     const engines = [...new Set(sim.output().match(/http:\/\/[\d.]+:\d+/g) ?? [])];
-    writeGatewayConfig(tmp, engines);
+    writeOnePoolGateway(tmp, {
+      name: "bench",
+      model: MODEL,
+      engines,
+      maxInputTokens: 100000,
+      maxQueueMs: 10000,
+      gatewaySpec:
+        "  timeouts: { connectMs: 1000, firstByteMs: 30000, idleMs: 30000, totalMs: 600000 }\n  retry: { maxAttempts: 2, budgetPercent: 10 }\n",
+    });
     // Request logs are written (serialised, batched, flushed) as in production, to /dev/null.
     const gw = await startTokengate(
       ["gateway", "--config", tmp, "--port", "0", "--log", "/dev/null"],
       /listening on http:\/\/[\d.]+:\d+/,
     );
     children.push(gw);
+    if (opts.pinned) {
+      pinTree(process.pid, "0");
+      pinTree(sim.pid, "0");
+      pinTree(gw.pid, "1");
+    }
     const gwUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
     const ng = await startNginx({ upstreams: engines, balance: "least_conn" });
     if (!("skipped" in ng)) nginx = ng;
+    if (nginx && opts.pinned) pinTree(nginx.pid, "1");
     const paths: PathUnderTest[] = [
       { name: "direct", urls: engines, routerCpu: null },
       { name: "tokengate", urls: [gwUrl], routerCpu: () => cpuSeconds(gw.pid) },
@@ -168,6 +189,9 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
       },
       setup: {
         engines: "2 replicas, profile instant, one `tokengate sim` child process",
+        cpu_pinning: opts.pinned
+          ? "router (tokengate or nginx) alone on CPU 1; client and engines on CPU 0"
+          : "none: client, engines and router share every CPU",
         tokengate: "`tokengate gateway` child process, anonymous auth, request log to /dev/null",
         nginx: "nginx least_conn, 1 worker, keepalive 256, no buffering, no access log",
         client: `this process: undici Agent with ${CLIENT_CONNECTIONS} keep-alive connections per origin, open loop (constant arrivals) or closed loop`,
@@ -186,58 +210,19 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
       targets: targets(latency, streaming, throughput, relay),
     };
     mkdirSync(opts.outDir, { recursive: true });
-    writeFileSync(join(opts.outDir, "overhead.json"), `${JSON.stringify(report, null, 2)}\n`);
+    const base = opts.pinned ? "overhead-pinned" : "overhead";
+    writeFileSync(join(opts.outDir, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
     const md = markdown(report);
-    writeFileSync(join(opts.outDir, "overhead.md"), md);
+    writeFileSync(join(opts.outDir, `${base}.md`), md);
     process.stdout.write(`${md}\n`);
     return report;
   } finally {
+    // This process carries on (other benchmarks after this one): give it every CPU back.
+    if (opts.pinned) pinTree(process.pid, `0-${cpus().length - 1}`);
     if (nginx) await nginx.stop();
     for (const c of children.reverse()) await c.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
-}
-
-function writeGatewayConfig(dir: string, engines: string[]): void {
-  writeFileSync(
-    join(dir, "pools.yaml"),
-    `apiVersion: ai.example.com/v1alpha1
-kind: InferencePool
-metadata: { name: bench }
-spec:
-  engine: vllm
-  model: ${MODEL}
-  endpoints: [${engines.map((e) => `"${e}"`).join(", ")}]
-`,
-  );
-  writeFileSync(
-    join(dir, "route.yaml"),
-    `apiVersion: ai.example.com/v1alpha1
-kind: InferenceRoute
-metadata:
-  name: bench-route
-  annotations:
-    ai.example.com/route-config-version: "bench-1"
-spec:
-  modelAliases:
-    ${MODEL}:
-      defaultPool: bench
-      pools:
-        - { name: bench, maxInputTokens: 100000, maxOutputTokens: 4096, maxQueueMs: 10000, priority: 100 }
-`,
-  );
-  writeFileSync(
-    join(dir, "gateway.yaml"),
-    `apiVersion: tokengate.dev/v1alpha1
-kind: GatewayConfig
-metadata: { name: bench }
-spec:
-  listen: { host: 127.0.0.1, port: 0 }
-  auth: { allowAnonymous: true }
-  timeouts: { connectMs: 1000, firstByteMs: 30000, idleMs: 30000, totalMs: 600000 }
-  retry: { maxAttempts: 2, budgetPercent: 10 }
-`,
-  );
 }
 
 /**

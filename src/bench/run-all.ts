@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
-// `-- --only micro,picker,sim,overhead,large-prompts,<scenario>` picks some.
+// `-- --only micro,picker,sim,overhead,overhead-pinned,large-prompts,<scenario>` picks some.
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -42,6 +42,8 @@ if (wanted("sim")) {
   });
 }
 if (wanted("overhead")) await runOverhead({ outDir, quick });
+// Opt-in (not in a plain `npm run bench`): the same with the router on a CPU of its own.
+if (only?.has("overhead-pinned")) await runOverhead({ outDir, quick, pinned: true });
 if (wanted("large-prompts"))
   process.stdout.write(largePromptsSummary(await runLargePrompts({ outDir, quick })));
 for (const scenario of Object.values(SCENARIOS)) {

@@ -193,13 +193,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
     if (this.settled) return;
     if (this.mode === "retry_status") {
-      const detail = this.body().toString("utf8", 0, ERROR_DETAIL_BYTES);
-      this.settle({
-        kind: "retryable",
-        reason: "status",
-        status: this.status,
-        detail: `HTTP ${this.status}: ${detail}`,
-      });
+      this.settleRefused();
       return;
     }
     if (this.mode === "stream") {
@@ -249,13 +243,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     const reason = this.reason;
     if (this.mode === "retry_status") {
       // The engine already refused; what it said is only detail, however much of it arrived.
-      const detail = this.body().toString("utf8", 0, ERROR_DETAIL_BYTES);
-      this.settle({
-        kind: "retryable",
-        reason: "status",
-        status: this.status,
-        detail: `HTTP ${this.status}: ${detail}`,
-      });
+      this.settleRefused();
       return;
     }
     if (!this.started) {
@@ -310,6 +298,17 @@ class Attempt implements Dispatcher.DispatchHandler {
       // An error event from the engine itself was relayed as it came; it still marks the stream broken.
       brokenMidStream: broken ?? relay.upstreamError,
       upstreamClientError: false,
+    });
+  }
+
+  /** The engine answered with a retryable status: retry elsewhere, with what it said as detail. */
+  private settleRefused(): void {
+    const detail = this.body().toString("utf8", 0, ERROR_DETAIL_BYTES);
+    this.settle({
+      kind: "retryable",
+      reason: "status",
+      status: this.status,
+      detail: `HTTP ${this.status}: ${detail}`,
     });
   }
 
