@@ -96,7 +96,7 @@ describe("saturationOf", () => {
     );
   });
 
-  it("offers the endpoints within both bounds; a late scrape counts for a grace period", () => {
+  it("admits while one endpoint shows room, offering every endpoint within the hard bounds; a late scrape counts for a grace period", () => {
     const [a, b, c] = [endpoint("a"), endpoint("b"), endpoint("c")];
     for (const e of [a, b, c]) e.acquire(10_000);
     scraped(a, 1000, 5, 0.1); // queue too long
@@ -106,7 +106,8 @@ describe("saturationOf", () => {
     c.acquire(4_000); // c would pass its token bound with another 2,000
     assert.deepEqual(
       placeable([a, b, c], bounds, 2_000, 1000)?.map((e) => e.name),
-      ["b"],
+      ["a", "b"],
+      "b shows room, so the pool admits; a is offered too (prefix affinity may prefer it), c is not",
     );
     scraped(b, 1000, 3, 0.1);
     assert.equal(placeable([a, b, c], bounds, 2_000, 1000), null);

@@ -1,13 +1,17 @@
-// When an endpoint may take one more request: the bounds flow control dispatches by. Engines keep short
-// queues; the gateway keeps the long one, where order can still change.
+// When a pool may take one more request, and which endpoints may: the bounds flow control dispatches by.
+// Engines keep short queues; the gateway keeps the long one, where order can still change.
 //
-// Two kinds of bound. Soft bounds read the engine (its scraped waiting queue, its KV use); hard bounds
-// count the gateway's own in-flight requests and tokens on the endpoint, and are exact. A request leaves
-// the gateway queue for an endpoint within both; the endpoint picker chooses among all such endpoints.
-// Soft bounds read the last scrape as it is: the requests sent since are mostly running already, and
-// counting them all as waiting made every endpoint look full at high rates and left the picker a single
-// candidate (prefix affinity lost). A scrape a little late still counts, for a grace period, so one late
-// scrape does not take an endpoint out of the pool (the picker's metrics-fresh filter does the same).
+// Two kinds of bound. Soft bounds read the engine (its scraped waiting queue, its KV use) and say whether
+// the pool has room: a request leaves the gateway queue only while some endpoint is below them. Hard
+// bounds count the gateway's own in-flight requests and tokens on an endpoint, exactly, and are never
+// crossed. The endpoint picker then chooses among every endpoint within the hard bounds, not only the
+// roomy ones, so prefix affinity and its load guard still trade cache against queue (llm-d's saturation
+// detector gates admission the same way); filtering on soft bounds per endpoint cut a shared-prefix run's
+// P90 TTFT advantage over least-request from 4.2× to 1.4×. A pool that borrows another's engines is held
+// to its hard bounds on them, so it cannot crowd out their owner.
+// Soft bounds read the last scrape as it is: counting the requests sent since as waiting made busy
+// endpoints look full. A scrape a little late still counts, for a grace period, so one late scrape does
+// not take an endpoint out (the picker's metrics-fresh filter does the same).
 
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 
@@ -92,8 +96,8 @@ export function saturationOf(
 }
 
 /**
- * The endpoints a request of `cost` tokens may be placed on now (within the hard bounds and below the
- * soft ones), or null when there is none.
+ * The endpoints a request of `cost` tokens may be placed on now, or null when the pool has no room:
+ * every endpoint within the hard bounds, provided at least one of them is also below the soft bounds.
  */
 export function placeable(
   endpoints: readonly EndpointState[],
@@ -101,6 +105,6 @@ export function placeable(
   cost: number,
   now: number,
 ): EndpointState[] | null {
-  const out = endpoints.filter((e) => saturationOf(e, b, cost, now) === null);
-  return out.length > 0 ? out : null;
+  const within = endpoints.filter((e) => overHardBound(e, b, cost, now) === null);
+  return within.some((e) => softSaturation(e, b, now) === null) ? within : null;
 }

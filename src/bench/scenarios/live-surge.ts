@@ -10,8 +10,8 @@ import type { ScenarioPhase, ShippedScenario } from "./shipped.js";
 import { BATCH_TASK, LIVE_TASK, originalTopology } from "./support-topologies.js";
 
 /** Seconds of each phase: batch alone, the live surge, live back at its usual rate. */
-const FULL = { batchOnlyS: 40, surgeS: 40, recoveryS: 60 };
-const QUICK = { batchOnlyS: 6, surgeS: 10, recoveryS: 10 };
+const FULL = { batchOnlyS: 40, surgeS: 15, recoveryS: 120 };
+const QUICK = { batchOnlyS: 6, surgeS: 9, recoveryS: 6 };
 
 /** Batch recomputes per second throughout: about what the four pods finish with live traffic on them. */
 const BATCH_RATE = 0.2;
