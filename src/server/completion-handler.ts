@@ -6,9 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { placeable } from "../flow/saturation.js";
-import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import type { PickResult } from "../picker/framework/types.js";
-import { promptHashesFor } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { attemptUpstream } from "../proxy/upstream-attempt.js";
 import { routeRequest } from "../route/route-request.js";
@@ -16,7 +14,7 @@ import { ClientGone } from "./client-gone.js";
 import { GatewayError } from "./gateway-error.js";
 import type { GatewayRuntime, Placement } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
-import { promptPartsOf } from "./prompt-parts.js";
+import { pickerFor } from "./pick-request.js";
 import { readBody } from "./request-body.js";
 import { RequestRecord } from "./request-record.js";
 
@@ -144,31 +142,14 @@ async function serve(
   pool.retryBudget.recordRequest();
 
   const picker = pool.picker;
-  const blockHashes = promptHashesFor(
-    picker.config,
-    promptPartsOf(kind, profile.body),
-    decision.upstreamModel,
-    null,
+  const { request: pickRequest, pickAmong } = pickerFor(
+    picker,
+    kind,
+    profile.body,
+    { upstreamModel: decision.upstreamModel, maxTokens: decision.maxTokens, inputTokens },
+    req.headers,
   );
-  const sessionKey = picker.sessionHeader ? headerString(req.headers[picker.sessionHeader]) : null;
-  const pickAmong = (candidates: readonly EndpointState[]) =>
-    pickEndpoint(
-      picker.profile,
-      {
-        request: {
-          model: decision.upstreamModel,
-          modelVersion: null,
-          lora: null,
-          inputTokens,
-          maxTokens: decision.maxTokens,
-          blockHashes,
-          sessionKey,
-        },
-        now: Date.now(),
-        prefixIndex: picker.index,
-      },
-      candidates,
-    );
+  const blockHashes = pickRequest.blockHashes;
   const noEndpoint = (pick: PickResult<EndpointState>) => {
     const why = tried.size > 0 ? `every endpoint of pool ${decision.pool} failed this request` : pick.reason;
     return new GatewayError("no_healthy_endpoint", `pool ${decision.pool}: ${why}`, {
@@ -325,11 +306,6 @@ async function serve(
     }
     return;
   }
-}
-
-function headerString(v: string | string[] | undefined): string | null {
-  const s = Array.isArray(v) ? v[0] : v;
-  return s === undefined || s === "" ? null : s;
 }
 
 /** Metrics and the log line, once per request. */

@@ -4,12 +4,10 @@
 
 import type { IncomingHttpHeaders } from "node:http";
 import { overHardBound, placeable, softSaturation } from "../flow/saturation.js";
-import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
-import { promptHashesFor } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { routeRequest } from "../route/route-request.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
-import { promptPartsOf } from "./prompt-parts.js";
+import { pickerFor } from "./pick-request.js";
 
 export function explainRequest(
   gw: GatewayRuntime,
@@ -51,31 +49,15 @@ export function explainRequest(
     decision.maxQueueMs,
     inputTokens + decision.maxTokens,
   );
-  const picker = pool.picker;
-  const blockHashes = promptHashesFor(
-    picker.config,
-    promptPartsOf(kind, profile.body),
-    decision.upstreamModel,
-    null,
+  const { request, pickAmong } = pickerFor(
+    pool.picker,
+    kind,
+    profile.body,
+    { upstreamModel: decision.upstreamModel, maxTokens: decision.maxTokens, inputTokens },
+    headers,
   );
-  const session = picker.sessionHeader ? headers[picker.sessionHeader] : undefined;
-  const r = pickEndpoint(
-    picker.profile,
-    {
-      request: {
-        model: decision.upstreamModel,
-        modelVersion: null,
-        lora: null,
-        inputTokens,
-        maxTokens: decision.maxTokens,
-        blockHashes,
-        sessionKey: typeof session === "string" ? session : null,
-      },
-      now: Date.now(),
-      prefixIndex: picker.index,
-    },
-    pool.endpoints,
-  );
+  const blockHashes = request.blockHashes;
+  const r = pickAmong(pool.endpoints);
   out.pick = {
     endpoint: r.endpoint?.name ?? null,
     mode: r.mode,
