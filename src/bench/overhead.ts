@@ -19,9 +19,10 @@ export interface OverheadOptions {
   outDir: string;
   quick: boolean;
   /**
-   * Give the router (tokengate or nginx) CPU 1 to itself and put the client and the engines on CPU 0,
-   * as a gateway is deployed on cores of its own, so the added latency is the router's and not the
-   * scheduler's. Reports go to `overhead-pinned.{json,md}`.
+   * Give the router (tokengate or nginx) the last CPU to itself and the client and the engines the
+   * others, as a gateway is deployed on cores of its own, so the added latency is the router's and not
+   * the scheduler's. Needs 3+ CPUs to mean anything: on 2, the client and the engines saturate their one
+   * core at 1,000 streaming req/s. Reports go to `overhead-pinned.{json,md}`.
    */
   pinned?: boolean;
 }
@@ -45,6 +46,9 @@ export interface CpuFigures {
 }
 
 const MODEL = "m";
+/** With `pinned`: the last CPU for the router, the others for the client and the engines. */
+const ROUTER_CPU = String(cpus().length - 1);
+const CLIENT_CPUS = cpus().length > 2 ? `0-${cpus().length - 2}` : "0";
 /**
  * Keep-alive connections per origin, as a real client's pool has. An unbounded pool turns any stall of
  * the path into a burst of new connections that overflows the listen queue (SYNs dropped, retried after
@@ -124,14 +128,14 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
     );
     children.push(gw);
     if (opts.pinned) {
-      pinTree(process.pid, "0");
-      pinTree(sim.pid, "0");
-      pinTree(gw.pid, "1");
+      pinTree(process.pid, CLIENT_CPUS);
+      pinTree(sim.pid, CLIENT_CPUS);
+      pinTree(gw.pid, ROUTER_CPU);
     }
     const gwUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
     const ng = await startNginx({ upstreams: engines, balance: "least_conn" });
     if (!("skipped" in ng)) nginx = ng;
-    if (nginx && opts.pinned) pinTree(nginx.pid, "1");
+    if (nginx && opts.pinned) pinTree(nginx.pid, ROUTER_CPU);
     const paths: PathUnderTest[] = [
       { name: "direct", urls: engines, routerCpu: null },
       { name: "tokengate", urls: [gwUrl], routerCpu: () => cpuSeconds(gw.pid) },
@@ -190,7 +194,7 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
       setup: {
         engines: "2 replicas, profile instant, one `tokengate sim` child process",
         cpu_pinning: opts.pinned
-          ? "router (tokengate or nginx) alone on CPU 1; client and engines on CPU 0"
+          ? `router (tokengate or nginx) alone on CPU ${ROUTER_CPU}; client and engines on CPUs ${CLIENT_CPUS}`
           : "none: client, engines and router share every CPU",
         tokengate: "`tokengate gateway` child process, anonymous auth, request log to /dev/null",
         nginx: "nginx least_conn, 1 worker, keepalive 256, no buffering, no access log",
