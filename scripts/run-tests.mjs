@@ -21,5 +21,9 @@ if (files.length === 0) {
   console.error("run-tests: no test files found (did the build run?)");
   process.exit(1);
 }
-const res = spawnSync(process.execPath, ["--test", "--test-concurrency=2", "--test-timeout=120000", ...files], { stdio: "inherit" });
+const res = spawnSync(
+  process.execPath,
+  ["--test", "--test-concurrency=2", "--test-timeout=120000", ...files],
+  { stdio: "inherit" },
+);
 process.exit(res.status ?? 1);
