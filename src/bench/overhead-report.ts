@@ -1,6 +1,7 @@
 // The Markdown of the overhead benchmark: the targets, then each measurement's paths side by side.
 
-import type { CpuFigures, OverheadReport } from "./overhead.js";
+import type { OverheadReport } from "./overhead.js";
+import type { CpuFigures } from "./overhead-cpu.js";
 import {
   CONCURRENCY,
   MAX_OTHER_CORES,

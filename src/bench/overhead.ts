@@ -2,16 +2,25 @@
 // nginx (least_conn), measured one path after another in one run — added latency at a fixed 1,000 req/s,
 // maximum throughput, and the streaming relay's events per CPU-second. Reports go to bench-results/.
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Agent, request } from "undici";
+import type { Agent } from "undici";
 import { type Child, cpuSeconds, pinTree, startTokengate, treeCpuSeconds } from "./child-process.js";
 import { runClosedLoop, runOpenLoop, type TimedResponse, timedRequest } from "./load.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
 import { writeOnePoolGateway } from "./one-pool-gateway.js";
+import {
+  type Attempts,
+  attemptsOf,
+  type CpuFigures,
+  cpuMeter,
+  leastContended,
+  type PathUnderTest,
+} from "./overhead-cpu.js";
+import { type RelayCounter, relayStream } from "./overhead-relay.js";
 import { markdown } from "./overhead-report.js";
-import { CONCURRENCY, MAX_OTHER_CORES, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
+import { CONCURRENCY, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
 import { percentile, round } from "./stats.js";
 import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.js";
 
@@ -25,24 +34,6 @@ export interface OverheadOptions {
    * core at 1,000 streaming req/s. Reports go to `overhead-pinned.{json,md}`.
    */
   pinned?: boolean;
-}
-
-/** One way to the engines; `routerCpu` is null for direct (nothing in between). */
-interface PathUnderTest {
-  name: PathName;
-  urls: string[];
-  routerCpu: (() => number) | null;
-}
-
-export interface CpuFigures {
-  /** Wall-clock seconds the figures cover. */
-  seconds: number;
-  /** CPU seconds each process used during them. */
-  client_s: number;
-  engines_s: number;
-  router_s: number | null;
-  /** Everything else on the machine: other work competing for the same cores. */
-  others_s: number;
 }
 
 const MODEL = "m";
@@ -64,7 +55,6 @@ const CLIENT_CONNECTIONS = 128;
  */
 const SLICES = 5;
 const SLICE_WARMUP_MS = 300;
-const MAX_ATTEMPTS = 3;
 export const TARGETS = { addedP99Ms: 2, throughputVsNginx: 0.35, relayEventsPerCpuS: 30_000 };
 const PROMPT = [
   { role: "user", content: "Summarize: the printer on floor 3 is out of toner again, third time." },
@@ -233,75 +223,6 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
  * Counts CPU of the client (this process), the engines and the router, and of everything else on the
  * machine (other work competing for the same cores); `read()` gives the use since the last `reset()`.
  */
-function cpuMeter(simPid: number, p: PathUnderTest): { reset(): void; read(): CpuFigures } {
-  const now = () => ({
-    at: performance.now(),
-    machine: machineBusySeconds(),
-    client: process.cpuUsage(),
-    engines: cpuSeconds(simPid),
-    router: p.routerCpu ? p.routerCpu() : null,
-  });
-  let t0 = now();
-  return {
-    reset: () => {
-      t0 = now();
-    },
-    read: () => {
-      const t1 = now();
-      const c = process.cpuUsage(t0.client);
-      const client = (c.user + c.system) / 1e6;
-      const engines = t1.engines - t0.engines;
-      const router = t1.router === null ? null : t1.router - t0.router!;
-      const others = t1.machine - t0.machine - client - engines - (router ?? 0);
-      return {
-        seconds: round((t1.at - t0.at) / 1000, 2),
-        client_s: round(client, 2),
-        engines_s: round(engines, 2),
-        router_s: router === null ? null : round(router, 2),
-        others_s: round(Math.max(0, others), 2),
-      };
-    },
-  };
-}
-
-/** Busy CPU seconds of the whole machine since boot, from the first line of /proc/stat. */
-function machineBusySeconds(): number {
-  const f = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = f.slice(0, 8).reduce((a, b) => a + b, 0); // user..steal; guest time is inside user
-  return (total - f[3]! - f[4]!) / 100; // minus idle and iowait; USER_HZ is 100
-}
-
-interface Attempts {
-  attempts: number;
-  /** Other work's CPU (cores) during attempts that were repeated because of it. */
-  discarded_other_cores: number[];
-}
-
-const otherCores = (c: CpuFigures) => c.others_s / Math.max(0.001, c.seconds);
-
-/**
- * On a shared machine a burst of unrelated work can starve one path's processes for seconds; such a
- * measurement says nothing about the path. Repeats it while other work used more than
- * MAX_OTHER_CORES (judged on that alone, never on the result), and keeps the least disturbed attempt.
- */
-async function leastContended<T extends { cpu: CpuFigures }>(run: () => Promise<T>): Promise<T & Attempts> {
-  const tries: T[] = [];
-  let best = 0;
-  while (tries.length < MAX_ATTEMPTS) {
-    const r = await run();
-    tries.push(r);
-    if (otherCores(r.cpu) < otherCores(tries[best]!.cpu)) best = tries.length - 1;
-    if (otherCores(r.cpu) <= MAX_OTHER_CORES) break;
-  }
-  const discarded = tries.filter((_, i) => i !== best).map((t) => round(otherCores(t.cpu), 2));
-  return { ...tries[best]!, attempts: tries.length, discarded_other_cores: discarded };
-}
-
-const attemptsOf = (r: Attempts): Attempts => ({
-  attempts: r.attempts,
-  discarded_other_cores: r.discarded_other_cores,
-});
-
 async function warmUp(p: PathUnderTest): Promise<void> {
   const agent = makeAgent(64);
   const stream = { model: MODEL, messages: PROMPT, max_tokens: 16 };
@@ -423,8 +344,8 @@ async function latencyRun(
   return byPathOf(r, latencyFigures);
 }
 
-function latencyFigures(r: PathSamples<TimedResponse>) {
-  const ok = r.results.filter((x) => !x.error);
+/** What every fixed-rate figure reports besides its latencies: counts, rate, lateness, CPU. */
+function fixedRateCommon<T extends { error: string | null }>(r: PathSamples<T>, ok: readonly T[]) {
   return {
     offered_rps: RATE,
     sent: r.results.length,
@@ -432,11 +353,15 @@ function latencyFigures(r: PathSamples<TimedResponse>) {
     error_sample: r.results.find((x) => x.error)?.error ?? null,
     dropped: r.dropped,
     achieved_rps: round(ok.length / (r.elapsedMs / 1000), 1),
-    latency_ms: q(ok.map((x) => x.ms)),
     generator_late_ms: { p50: round(percentile(r.lateMs, 50), 2), p99: round(percentile(r.lateMs, 99), 2) },
     cpu: r.cpu,
     router_cpu_us_per_request: usPerRequest(r.cpu, ok.length),
   };
+}
+
+function latencyFigures(r: PathSamples<TimedResponse>) {
+  const ok = r.results.filter((x) => !x.error);
+  return { ...fixedRateCommon(r, ok), latency_ms: q(ok.map((x) => x.ms)) };
 }
 
 async function streamingRun(
@@ -455,17 +380,9 @@ async function streamingRun(
 function streamingFigures(r: PathSamples<StreamResult>) {
   const ok = r.results.filter((x) => !x.error && x.contentFrames === 16);
   return {
-    offered_rps: RATE,
-    sent: r.results.length,
-    errors: r.results.length - ok.length,
-    error_sample: r.results.find((x) => x.error)?.error ?? null,
-    dropped: r.dropped,
-    achieved_rps: round(ok.length / (r.elapsedMs / 1000), 1),
+    ...fixedRateCommon(r, ok),
     ttft_ms: q(ok.map((x) => x.ttftMs)),
     e2e_ms: q(ok.map((x) => x.e2eMs)),
-    generator_late_ms: { p50: round(percentile(r.lateMs, 50), 2), p99: round(percentile(r.lateMs, 99), 2) },
-    cpu: r.cpu,
-    router_cpu_us_per_request: usPerRequest(r.cpu, ok.length),
   };
 }
 
@@ -540,48 +457,6 @@ async function relayRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeo
     events_per_router_cpu_s: used.router_s ? round(events / used.router_s, 0) : null,
     events_per_engine_cpu_s: used.engines_s ? round(events / used.engines_s, 0) : null,
   };
-}
-
-interface RelayCounter {
-  events: number;
-  chunks: number;
-  streams: number;
-  errors: number;
-  error: string | null;
-}
-
-const FRAME_END = Buffer.from("\n\n");
-const DONE = Buffer.from("data: [DONE]");
-
-async function relayStream(url: string, body: string, agent: Agent, counter: RelayCounter): Promise<void> {
-  const fail = (e: string) => {
-    counter.errors++;
-    counter.error ??= e;
-  };
-  try {
-    const res = await request(`${url}/v1/chat/completions`, {
-      method: "POST",
-      dispatcher: agent,
-      headers: { "content-type": "application/json" },
-      body,
-    });
-    if (res.statusCode !== 200)
-      return fail(`HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}`);
-    let lastByte = 0;
-    let tail: Buffer = Buffer.alloc(0);
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      counter.chunks++;
-      if (lastByte === 10 && chunk[0] === 10) counter.events++;
-      for (let i = chunk.indexOf(FRAME_END); i >= 0; i = chunk.indexOf(FRAME_END, i + 2)) counter.events++;
-      lastByte = chunk[chunk.length - 1] ?? lastByte;
-      tail =
-        chunk.length >= 32 ? chunk.subarray(chunk.length - 32) : Buffer.concat([tail, chunk]).subarray(-32);
-    }
-    if (tail.indexOf(DONE) < 0) return fail("stream ended without [DONE]");
-    counter.streams++;
-  } catch (err) {
-    fail((err as Error).message);
-  }
 }
 
 function sleep(ms: number): Promise<void> {
