@@ -89,6 +89,18 @@ export function treePids(pid: number): number[] {
   return out;
 }
 
+/**
+ * Every thread id of the process tree under `pid` (Linux priorities are per thread: a process's threads
+ * started before a renice keep their old one). Empty when the process is gone.
+ */
+export function treeTids(pid: number): number[] {
+  try {
+    return treePids(pid).flatMap((p) => readdirSync(`/proc/${p}/task`).map(Number));
+  } catch {
+    return [];
+  }
+}
+
 /** Binds every thread of the process tree under `pid` to the given CPUs (`taskset`; Linux only). */
 export function pinTree(pid: number, cpuList: string): void {
   for (const p of treePids(pid))

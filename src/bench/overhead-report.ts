@@ -60,7 +60,7 @@ export function markdown(r: OverheadReport): string {
   const lines = [
     `# Gateway overhead${r.quick ? " (quick run)" : ""}`,
     "",
-    `CPU pinning: ${r.setup.cpu_pinning ?? "none"}.`,
+    `CPU pinning: ${r.setup.cpu_pinning ?? "none"}. Priority: ${r.setup.priority ?? "all at the same priority"}.`,
     "",
     `Engines: ${r.setup.engines}. Request: ${r.setup.request}. Each path is measured for ${r.setup.measured_seconds} s. ` +
       `At the fixed rate the paths alternate in ${r.setup.fixed_rate_slices ?? 1} slices each (the order rotating, ` +

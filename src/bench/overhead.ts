@@ -21,6 +21,7 @@ import {
 import { type RelayCounter, relayStream } from "./overhead-relay.js";
 import { markdown } from "./overhead-report.js";
 import { CONCURRENCY, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
+import { describePriority, favorRouter } from "./router-priority.js";
 import { percentile, round } from "./stats.js";
 import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.js";
 
@@ -126,6 +127,8 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
     const ng = await startNginx({ upstreams: engines, balance: "least_conn" });
     if (!("skipped" in ng)) nginx = ng;
     if (nginx && opts.pinned) pinTree(nginx.pid, ROUTER_CPU);
+    const priority = favorRouter(gw.pid, [sim.pid]);
+    if (nginx) favorRouter(nginx.pid, [sim.pid]);
     const paths: PathUnderTest[] = [
       { name: "direct", urls: engines, routerCpu: null },
       { name: "tokengate", urls: [gwUrl], routerCpu: () => cpuSeconds(gw.pid) },
@@ -186,6 +189,7 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
         cpu_pinning: opts.pinned
           ? `router (tokengate or nginx) alone on CPU ${ROUTER_CPU}; client and engines on CPUs ${CLIENT_CPUS}`
           : "none: client, engines and router share every CPU",
+        priority: describePriority(priority),
         tokengate: "`tokengate gateway` child process, anonymous auth, request log to /dev/null",
         nginx: "nginx least_conn, 1 worker, keepalive 256, no buffering, no access log",
         client: `this process: undici Agent with ${CLIENT_CONNECTIONS} keep-alive connections per origin, open loop (constant arrivals) or closed loop`,

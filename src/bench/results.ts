@@ -1,6 +1,8 @@
 // The shape of results.json, stable so scripts can compare runs. Documented in the README ("Benchmark
 // results"); add fields, never rename or remove them.
 
+import type { PriorityMode } from "./router-priority.js";
+
 export interface LatencyQuantiles {
   p50: number | null;
   p90: number | null;
@@ -102,6 +104,8 @@ export interface RouterResult {
   samples?: { cls: string; ttft_ms: number | null; e2e_ms: number; ok: boolean; t_s: number }[];
   /** Batch and flow-control figures, for scenarios that name a batch class. */
   flow?: BatchFlowResult;
+  /** How the router under test was put ahead of the harness on the shared CPUs (router-priority.ts). */
+  priority?: PriorityMode;
   duration_s: number;
 }
 

@@ -1,7 +1,7 @@
 // `tokengate bench`: runs a scenario's workload against each router over the same simulated fleet, one
 // router after another with the engines reset in between, and gathers what the report shows.
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -16,6 +16,7 @@ import { startBaseline } from "./nginx.js";
 import { Progress } from "./progress.js";
 import { type ReplayRecord, replay } from "./replay.js";
 import { type BenchResults, type RouterResult, skippedRouter } from "./results.js";
+import { favorRouter, type PriorityMode } from "./router-priority.js";
 import type { RouterName, Scenario, Topology } from "./scenarios/scenario.js";
 import type { ShippedScenario } from "./scenarios/shipped.js";
 import { makeAgent } from "./stream-client.js";
@@ -31,6 +32,8 @@ export interface RunOptions {
   /** A user's trace instead of the scenario's generated one. */
   trace?: TraceRequest[];
   progress?: boolean;
+  /** Copy tokengate's request log here as `gateway-<router key>.log` (to study its decisions). */
+  keepLogDir?: string;
 }
 
 /** A running fleet of simulated engines and the endpoint URL of each replica. */
@@ -62,7 +65,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       for (const router of routers) {
         const key = scenario.topologies.length > 1 ? `${router}@${topo.name}` : router;
         await resetEngines(fleet.targets);
-        results.routers[key] = await runRouter(router, topo, fleet, trace, scenario, opts);
+        results.routers[key] = await runRouter(router, topo, fleet, trace, scenario, opts, key);
       }
     } finally {
       await fleet.stop();
@@ -78,12 +81,14 @@ async function runRouter(
   trace: TraceRequest[],
   scenario: Scenario,
   opts: RunOptions,
+  key: string,
 ): Promise<RouterResult> {
   const work = mkdtempSync(join(tmpdir(), `tokengate-bench-${router}-`));
   let stopRouter: () => Promise<void> = async () => {};
   let url: string;
   let logFile: string | null = null;
   let configFiles: Record<string, string> | null = null;
+  let priority: PriorityMode = "none";
   try {
     if (router === "tokengate") {
       const configDir = join(work, "config");
@@ -96,6 +101,7 @@ async function runRouter(
       );
       url = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
       stopRouter = gw.stop;
+      priority = favorRouter(gw.pid, [fleet.child.pid]);
     } else {
       const upstreams = fleet.targets.map((t) => t.url);
       const nginx = await startBaseline(router, upstreams);
@@ -104,6 +110,7 @@ async function runRouter(
       }
       url = nginx.url;
       stopRouter = nginx.stop;
+      priority = favorRouter(nginx.pid, [fleet.child.pid]);
     }
     const sampler = new EngineSampler(fleet.targets, 500);
     const agent = makeAgent(4096);
@@ -129,6 +136,10 @@ async function runRouter(
     await stopRouter();
     stopRouter = async () => {};
     const log = logFile ? readLog(logFile) : null;
+    if (logFile && opts.keepLogDir) {
+      mkdirSync(opts.keepLogDir, { recursive: true });
+      copyFileSync(logFile, join(opts.keepLogDir, `gateway-${key}.log`));
+    }
     const result = summarize({
       records,
       sampler,
@@ -139,6 +150,7 @@ async function runRouter(
       topology: topo.name,
       engineTimings,
     });
+    result.priority = priority;
     if (scenario.batchClass) {
       const phases =
         "phases" in scenario

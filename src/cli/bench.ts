@@ -24,6 +24,7 @@ Options:
   --seed <n>           workload seed (default 1); the same seed replays the same arrivals
   --out <dir>          where results.json, report.md and the SVG charts go (default bench-results/<scenario>)
   --quick              the short version (under a minute per router), for CI smoke tests
+  --keep-log           also keep tokengate's request log there (gateway-<router>.log), one line per request
   --fleet <file>       for a trace: the simulated engines (SimFleet YAML; default 4 × h100-llama8b)
   --no-progress        no progress bar
 `;
@@ -38,6 +39,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
       seed: { type: "string" },
       out: { type: "string" },
       quick: { type: "boolean" },
+      "keep-log": { type: "boolean" },
       fleet: { type: "string" },
       list: { type: "boolean" },
       "no-progress": { type: "boolean" },
@@ -75,6 +77,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   } else {
     scenario = getScenario(target);
   }
+  const outDir = values.out ?? `bench-results/${scenario.name}`;
   const results = await runScenario(scenario, {
     seed,
     quick: values.quick === true,
@@ -82,8 +85,8 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     routers,
     trace,
     progress: !values["no-progress"],
+    keepLogDir: values["keep-log"] ? outDir : undefined,
   });
-  const outDir = values.out ?? `bench-results/${scenario.name}`;
   const files = await writeReport(results, outDir);
   process.stderr.write(`\nwrote ${files.join(", ")}\n`);
   const failed = Object.entries(results.routers).filter(([, r]) => r.status === "failed");

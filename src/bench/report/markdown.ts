@@ -2,6 +2,7 @@
 // per request class, throughput and load balance, routers that did not run, and the charts.
 
 import type { BenchResults, RouterResult } from "../results.js";
+import { describePriority } from "../router-priority.js";
 import { type AcceptanceTarget, meetsTarget, SEED_004_TARGETS } from "./acceptance-targets.js";
 import { flowSection } from "./flow-section.js";
 import { formatCount, formatMs, formatNumber, formatRate } from "./format.js";
@@ -59,7 +60,8 @@ function header(results: BenchResults): string {
 function routerList(results: BenchResults): string {
   const lines = Object.entries(results.routers).map(([name, r]) => {
     const where = r.topology ? ` on \`${r.topology}\`` : "";
-    if (r.status === "ok") return `- **${name}**${where}: ran`;
+    const priority = r.priority ? ` (${describePriority(r.priority)})` : "";
+    if (r.status === "ok") return `- **${name}**${where}: ran${priority}`;
     return `- **${name}**${where}: **${r.status}** — ${reasonText(r)}`;
   });
   return `## Routers\n\n${lines.length ? lines.join("\n") : "No routers in this run."}`;
