@@ -19,6 +19,16 @@ export interface ClassResult {
   e2e_ms: LatencyQuantiles;
   /** Engine-side queue time (Server-Timing), when the engine reports it. */
   runtime_queue_ms: LatencyQuantiles;
+  /**
+   * Engine-side TTFT (queue + prefill, the engine's own record): what routing decided, without the hop.
+   * Optional: absent in results written before it existed.
+   */
+  engine_ttft_ms?: LatencyQuantiles;
+  /**
+   * Per request, client TTFT minus engine TTFT: the router's hop (and the client's and the machine's
+   * delays), apart from where the request was sent.
+   */
+  hop_ms?: LatencyQuantiles;
   /** Requests that finished without error, over all sent. */
   completion_rate: number;
   output_tokens: number;

@@ -45,6 +45,12 @@ function runtimeQueueMs(r: ReplayRecord, timings: Map<string, RequestTiming>): n
   return parseServerTiming(h as string | undefined).queueMs ?? Number.NaN;
 }
 
+/** Engine-side TTFT (queue + prefill) from the engine's own record; NaN when it has none. */
+function engineTtftMs(r: ReplayRecord, timings: Map<string, RequestTiming>): number {
+  const t = timings.get(r.req.id);
+  return t && t.prefill_ms !== null ? t.queue_ms + t.prefill_ms : Number.NaN;
+}
+
 export function summarize(input: SummarizeInput): RouterResult {
   const { records, sampler, durationS } = input;
   const byClass = new Map<string, ReplayRecord[]>();
@@ -62,6 +68,8 @@ export function summarize(input: SummarizeInput): RouterResult {
       ttft_ms: q(ok.map((r) => r.result.ttftMs)),
       e2e_ms: q(ok.map((r) => r.result.e2eMs)),
       runtime_queue_ms: q(ok.map((r) => runtimeQueueMs(r, input.engineTimings))),
+      engine_ttft_ms: q(ok.map((r) => engineTtftMs(r, input.engineTimings))),
+      hop_ms: q(ok.map((r) => r.result.ttftMs - engineTtftMs(r, input.engineTimings))),
       completion_rate: list.length === 0 ? 0 : round(ok.length / list.length, 4),
       output_tokens: ok.reduce((a, r) => a + (r.result.completionTokens ?? 0), 0),
     };

@@ -27,6 +27,7 @@ export function renderReport(results: BenchResults, opts: ReportOptions = {}): s
     routerList(results),
     acceptanceSection(results, ran),
     classSections(ran),
+    hopSection(ran),
     throughputSection(ran),
     flowSection(ran, results.live_class ?? "interactive"),
     endpointSection(ran),
@@ -133,6 +134,36 @@ function classSections(ran: Ran): string {
     return `### ${cls}\n\n${mdTable(head, rows, align)}`;
   });
   return `## Latency per request class\n\nClient-side: TTFT to the first content token, E2E to the end of the reply.\n\n${tables.join("\n\n")}`;
+}
+
+/** Engine-side TTFT (where the request was sent) apart from the hop (the router and the machine). */
+function hopSection(ran: Ran): string {
+  const classes = classNames(ran);
+  const head = [
+    "Router",
+    "Engine TTFT P50",
+    "Engine TTFT P90",
+    "Engine TTFT P95",
+    "Hop P50",
+    "Hop P95",
+    "Hop P99",
+  ];
+  const tables = classes.flatMap((cls) => {
+    const rows = ran.flatMap(([name, r]) => {
+      const c = r.classes[cls];
+      if (!c?.engine_ttft_ms || !c.hop_ms || c.engine_ttft_ms.p50 === null) return [];
+      const e = c.engine_ttft_ms;
+      const h = c.hop_ms;
+      return [[routerTitle(name, r), ...[e.p50, e.p90, e.p95, h.p50, h.p95, h.p99].map(formatMs)]];
+    });
+    return rows.length ? [`### ${cls}\n\n${mdTable(head, rows, figuresRight(head.length))}`] : [];
+  });
+  if (tables.length === 0) return "";
+  return (
+    "## Where TTFT went\n\nEngine TTFT: queue + prefill in the engine's own record (what the routing decided). " +
+    "Hop: each request's client TTFT minus its engine TTFT (the router, the loopback network and the " +
+    `machine's own delays).\n\n${tables.join("\n\n")}`
+  );
 }
 
 function throughputSection(ran: Ran): string {
