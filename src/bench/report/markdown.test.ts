@@ -128,3 +128,27 @@ describe("renderReport", () => {
     assert.match(renderReport(r), /\| tokengate \(a\\\|b\) \|/);
   });
 });
+
+describe("renderReport: where TTFT went", () => {
+  it("splits TTFT into the engine's part and the hop, per router, when the engines kept a record", () => {
+    const r = syntheticResults();
+    const c = r.routers.tokengate!.classes.interactive!;
+    c.engine_ttft_ms = { p50: 30, p90: 55, p95: 70, p99: 90 };
+    c.hop_ms = { p50: 2, p90: 5, p95: 8, p99: 20 };
+    const md = renderReport(r);
+    const section = md.slice(md.indexOf("## Where TTFT went"));
+    assert.ok(section.startsWith("## Where TTFT went"));
+    assert.deepEqual(row(section, "tokengate (split-pools)").slice(1), [
+      "30 ms",
+      "55 ms",
+      "70 ms",
+      "2 ms",
+      "8 ms",
+      "20 ms",
+    ]);
+  });
+
+  it("leaves the section out for results without engine records (older results.json)", () => {
+    assert.doesNotMatch(renderReport(syntheticResults()), /Where TTFT went/);
+  });
+});
