@@ -22,7 +22,7 @@ describe("PrefixIndex.match", () => {
       ]),
     );
     assert.deepEqual(
-      ix.match([1, 7, 3]),
+      ix.match([1, 7, 8]),
       new Map([
         ["a", 1],
         ["b", 1],
@@ -39,11 +39,31 @@ describe("PrefixIndex.match", () => {
     assert.deepEqual(ix.match([]), new Map());
   });
 
-  it("does not count a block held after a gap", () => {
+  it("walked block by block (matchLinear), does not count a block held after a gap", () => {
+    // Real block hashes are chained, so a gap cannot arise from records; the reference walk still checks.
     const ix = new PrefixIndex();
     ix.record("a", [1, 3]);
     ix.record("b", [2]);
-    assert.deepEqual(ix.match([1, 2, 3]), new Map([["a", 1]]));
+    assert.deepEqual(ix.matchLinear([1, 2, 3]), new Map([["a", 1]]));
+  });
+
+  it("finds each endpoint's run by bisection, agreeing with the block-by-block walk", () => {
+    const ix = new PrefixIndex();
+    const chain = seq(100, 256);
+    ix.record("full", chain);
+    ix.record("half", chain.slice(0, 128));
+    ix.record("one", chain.slice(0, 1));
+    ix.record("odd", chain.slice(0, 77));
+    ix.record("other", seq(5000, 40));
+    const want = new Map([
+      ["full", 256],
+      ["half", 128],
+      ["one", 1],
+      ["odd", 77],
+    ]);
+    assert.deepEqual(ix.match(chain), want);
+    assert.deepEqual(ix.matchLinear(chain), want);
+    assert.deepEqual(ix.match([...chain.slice(0, 100), 1]), ix.matchLinear([...chain.slice(0, 100), 1]));
   });
 
   it("handles endpoints beyond the first 32-bit word", () => {
@@ -123,6 +143,15 @@ describe("PrefixIndex.removeEndpoint", () => {
   });
 });
 
+/**
+ * Prompt `p` of `n` blocks, hashed as the gateway does (chained): prompts of one family of 8 share their
+ * first `p % 12` blocks (a system prompt), then diverge; any two prompts share only a leading run.
+ */
+function prompt(p: number, n: number): number[] {
+  const shared = p % 12;
+  return Array.from({ length: n }, (_, i) => (i < shared ? (p % 8) * 1e6 + i : (p + 8) * 1e6 + i));
+}
+
 describe("PrefixIndex against a reference model", () => {
   it("agrees with a Map-based LRU under random records, removals and a tight budget", () => {
     const random = seededRandom(7);
@@ -141,8 +170,7 @@ describe("PrefixIndex against a reference model", () => {
         }
         continue;
       }
-      const start = Math.floor(random() * 400) * 3;
-      const hashes = seq(start, 1 + Math.floor(random() * 20));
+      const hashes = prompt(Math.floor(random() * 400), 1 + Math.floor(random() * 20));
       ix.record(name, hashes);
       for (let i = hashes.length - 1; i >= 0; i--) {
         const h = hashes[i]!;
@@ -153,7 +181,7 @@ describe("PrefixIndex against a reference model", () => {
         ref.set(h, s);
         while (ref.size > budget) ref.delete(ref.keys().next().value!);
       }
-      const probe = seq(Math.floor(random() * 400) * 3, 10);
+      const probe = prompt(Math.floor(random() * 400), 10);
       const want = new Map<string, number>();
       let alive: Set<string> | null = null;
       for (let i = 0; i < probe.length; i++) {
@@ -164,6 +192,7 @@ describe("PrefixIndex against a reference model", () => {
         alive = next;
       }
       assert.deepEqual(ix.match(probe), want, `step ${step}`);
+      assert.deepEqual(ix.matchLinear(probe), want, `linear, step ${step}`);
       // The pick's allocation-free form agrees, aligned with a candidate list (unknown names get 0).
       const candidates = [...names.slice(0, 8), "never-seen"].map((name) => ({ name }));
       const out = new Float64Array(candidates.length).fill(-1);

@@ -160,10 +160,63 @@ export class PrefixIndex {
   }
 
   /** Fills `matched` per endpoint id with the leading blocks of `hashes` it holds; returns the longest. */
+  /**
+   * Sets `matched[id]` for every endpoint holding a leading run of `hashes`; returns the longest run.
+   * By bisection, not block by block: an endpoint holding block k holds blocks 0..k−1 too. Hashes are
+   * chained, so only a prompt with all of them leads to block k; `record` touches them last to first, so
+   * a prompt's earlier blocks are never less recent than its later ones, and eviction (global or per
+   * endpoint, both from the least recent end) takes later blocks first. So per endpoint the held blocks
+   * of a prompt are a prefix, found in O(log blocks) lookups per distinct run length instead of one per
+   * block (a full match of 256 blocks: 2 lookups instead of 256). `matchLinear` walks block by block.
+   */
   private walk(hashes: ArrayLike<BlockHash>): number {
+    const n = hashes.length;
+    if (n === 0) return 0;
+    const first = this.find(hashes[0]! >>> 0, Math.floor(hashes[0]! / 4294967296));
+    if (first === NONE) return 0;
+    let longest = 0;
+    for (let w = 0; w < this.words; w++) {
+      const holders = this.bits[first * this.words + w]!;
+      if (holders !== 0) longest = Math.max(longest, this.bisect(hashes, w, 1, n, holders));
+    }
+    return longest;
+  }
+
+  /**
+   * Endpoints in `mask` (word `w`) hold blocks 0..lo−1 and, when hi < length, not block hi: each one's run
+   * is in [lo, hi]. Settles each and returns the longest.
+   */
+  private bisect(hashes: ArrayLike<BlockHash>, w: number, lo: number, hi: number, mask: number): number {
+    let longest = 0;
+    let m = mask >>> 0;
+    while (m !== 0) {
+      if (lo === hi) {
+        this.settle(w, m, lo);
+        return Math.max(longest, lo);
+      }
+      // The common case first: every one holds the whole rest.
+      const probe = m === mask && lo > 0 ? hi - 1 : (lo + hi) >>> 1;
+      const held = (m & this.bitsAt(hashes[probe]!, w)) >>> 0;
+      const rest = (m & ~held) >>> 0;
+      if (held !== 0) longest = Math.max(longest, this.bisect(hashes, w, probe + 1, hi, held));
+      m = rest;
+      hi = probe;
+    }
+    return longest;
+  }
+
+  /** The endpoint bits (word `w`) of block `h`, 0 when no one holds it. */
+  private bitsAt(h: BlockHash, w: number): number {
+    const e = this.find(h >>> 0, Math.floor(h / 4294967296));
+    return e === NONE ? 0 : this.bits[e * this.words + w]!;
+  }
+
+  /**
+   * `match`, block by block: the reference the bisection must agree with (tests, the micro-benchmark).
+   */
+  matchLinear(hashes: ArrayLike<BlockHash>): Map<string, number> {
     const W = this.words;
     const alive = this.alive;
-    const bits = this.bits;
     let n = 0;
     for (; n < hashes.length; n++) {
       const h = hashes[n]!;
@@ -171,9 +224,8 @@ export class PrefixIndex {
       if (e === NONE) break;
       let any = 0;
       for (let w = 0; w < W; w++) {
-        const b = bits[e * W + w]!;
         const was = n === 0 ? 0xffffffff : alive[w]!;
-        const now = was & b;
+        const now = was & this.bits[e * W + w]!;
         // An endpoint that drops out here held exactly n leading blocks.
         const dropped = (n === 0 ? 0 : was) & ~now;
         if (dropped !== 0) this.settle(w, dropped, n);
@@ -183,7 +235,13 @@ export class PrefixIndex {
       if (any === 0) break;
     }
     if (n > 0) for (let w = 0; w < W; w++) if (alive[w] !== 0) this.settle(w, alive[w]!, n);
-    return n;
+    const out = new Map<string, number>();
+    for (let id = 0; id < this.maxEndpoints; id++) {
+      const m = this.matched[id]!;
+      if (m > 0) out.set(this.names[id]!, m);
+      this.matched[id] = 0;
+    }
+    return out;
   }
 
   /** Forgets an endpoint that left the pool; its blocks held by no one else are freed. */
