@@ -20,6 +20,7 @@ import {
 import { TokenCorrection } from "../profile/token-correction.js";
 import { RetryBudget } from "../proxy/retry-budget.js";
 import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
+import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { handleCompletion } from "./completion-handler.js";
@@ -52,6 +53,10 @@ export class Gateway implements GatewayRuntime {
   private boundPort = 0;
   private adminPort = 0;
   private capacityTimer: NodeJS.Timeout | null = null;
+  /** The event loop's own delays; a window whose worst passes 100 ms is logged as `gateway.loop-stall`. */
+  private readonly loopDelay = new LoopDelayMonitor(10_000, 10, (w) =>
+    this.log.event("gateway.loop-stall", { max_ms: w.maxMs, p99_ms: w.p99Ms, window_s: 10 }),
+  );
 
   constructor(config: GatewayConfigSet, opts: GatewayOptions = {}) {
     this.config = config;
@@ -148,6 +153,7 @@ export class Gateway implements GatewayRuntime {
 
   /** Listens, and waits (briefly) for the first health checks so the first requests find endpoints. */
   async start(): Promise<void> {
+    this.loopDelay.start();
     this.monitor.start();
     this.flow.start();
     // Each endpoint's share of the prefix index follows the KV cache its engine reports.
@@ -175,6 +181,7 @@ export class Gateway implements GatewayRuntime {
   }
 
   async stop(): Promise<void> {
+    this.loopDelay.stop();
     if (this.capacityTimer) clearInterval(this.capacityTimer);
     this.flow.stop();
     await this.monitor.stop();
@@ -321,6 +328,13 @@ export class Gateway implements GatewayRuntime {
 
   private collect(): void {
     const m = this.metrics;
+    const d = this.loopDelay.last;
+    if (d.maxMs !== null) {
+      const s = (ms: number) => Math.round(ms * 1000) / 1e6; // µs precision, printed without float noise
+      m.eventLoopDelay.labels("0.5").set(s(d.p50Ms!));
+      m.eventLoopDelay.labels("0.99").set(s(d.p99Ms!));
+      m.eventLoopDelay.labels("1").set(s(d.maxMs));
+    }
     for (const [name, flow] of this.flow.pools) {
       for (const b of flow.bandSizes()) m.queueDepth.labels(name, String(b.priority)).set(b.size);
     }

@@ -36,6 +36,7 @@ export class GatewayMetrics {
   readonly queuePaused: Gauge;
   readonly queuePauseTransitions: Counter;
   readonly queueWatchedTtftP95: Gauge;
+  readonly eventLoopDelay: Gauge;
 
   constructor() {
     const r = this.registry;
@@ -162,6 +163,11 @@ export class GatewayMetrics {
       "ai_gateway_queue_watched_ttft_p95_seconds",
       "The TTFT P95 a batch pause watches (its window), as last evaluated.",
       ["pool", "rule", "watched_pool"],
+    );
+    this.eventLoopDelay = r.gauge(
+      "ai_gateway_event_loop_delay_seconds",
+      "How long the gateway's event loop kept work waiting, over the last 10 s window (quantile 1 = max).",
+      ["quantile"],
     );
   }
 }
