@@ -207,3 +207,21 @@ describe("PrefixIndex against a reference model", () => {
     }
   });
 });
+
+describe("PrefixIndex.matchInto with the same candidates call after call", () => {
+  it("sees a name that gains a slot, and one that loses it, though the candidate objects stay the same", () => {
+    const ix = new PrefixIndex({ maxEndpoints: 4 });
+    const candidates = [{ name: "a" }, { name: "b" }];
+    const out = new Float64Array(2);
+    ix.record("a", [1, 2]);
+    ix.matchInto([1, 2], [...candidates], out);
+    assert.deepEqual(Array.from(out), [2, 0]);
+    ix.record("b", [1]); // b gains a slot after the first call
+    ix.matchInto([1, 2], [...candidates], out);
+    assert.deepEqual(Array.from(out), [2, 1]);
+    ix.removeEndpoint("a");
+    ix.record("c", [1, 2]); // c may reuse a's slot
+    ix.matchInto([1, 2], [...candidates], out);
+    assert.deepEqual(Array.from(out), [0, 1]);
+  });
+});

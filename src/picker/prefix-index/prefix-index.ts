@@ -46,6 +46,13 @@ export class PrefixIndex {
   private readonly capacity: Float64Array;
   private readonly alive: Uint32Array;
   private readonly matched: Int32Array;
+  /** Bumped whenever a name gains or loses its slot. */
+  private generation = 0;
+  private slotCache: { generation: number; refs: readonly object[]; ids: Int32Array } = {
+    generation: -1,
+    refs: [],
+    ids: new Int32Array(0),
+  };
 
   constructor(opts: PrefixIndexOptions = {}) {
     this.maxBlocks = opts.maxBlocks ?? 1_000_000;
@@ -151,12 +158,30 @@ export class PrefixIndex {
     out.fill(0, 0, n);
     const longest = this.walk(hashes);
     if (longest === 0) return 0;
+    const ids = this.idsOf(endpoints);
     for (let i = 0; i < n; i++) {
-      const id = this.ids.get(endpoints[i]!.name);
-      if (id !== undefined) out[i] = this.matched[id]!;
+      const id = ids[i]!;
+      if (id !== NONE) out[i] = this.matched[id]!;
     }
     this.matched.fill(0);
     return longest;
+  }
+
+  /**
+   * The slot of each candidate (NONE for names the index does not know). Picks pass the same endpoint
+   * objects call after call (in fresh arrays), so the answer is kept and checked by reference: 64
+   * pointer comparisons instead of 64 string lookups. Any slot change (a new name, a removal) voids it.
+   */
+  private idsOf(endpoints: readonly { readonly name: string }[]): Int32Array {
+    const c = this.slotCache;
+    const n = endpoints.length;
+    let same = c.generation === this.generation && c.refs.length === n;
+    for (let i = 0; same && i < n; i++) same = c.refs[i] === endpoints[i];
+    if (same) return c.ids;
+    const ids = new Int32Array(n);
+    for (let i = 0; i < n; i++) ids[i] = this.ids.get(endpoints[i]!.name) ?? NONE;
+    this.slotCache = { generation: this.generation, refs: endpoints.slice(), ids };
+    return ids;
   }
 
   /** Fills `matched` per endpoint id with the leading blocks of `hashes` it holds; returns the longest. */
@@ -257,6 +282,7 @@ export class PrefixIndex {
       e = nextE;
     }
     this.ids.delete(endpoint);
+    this.generation++;
     this.names[id] = null;
     this.counts[id] = 0;
     this.capacity[id] = Number.POSITIVE_INFINITY;
@@ -279,6 +305,7 @@ export class PrefixIndex {
     if (slot === NONE) return NONE;
     this.names[slot] = endpoint;
     this.ids.set(endpoint, slot);
+    this.generation++;
     return slot;
   }
 
