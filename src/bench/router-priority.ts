@@ -25,6 +25,7 @@ export type PriorityMode = "router nice -10" | "engines nice 10" | "none";
  * Never throws: a bench on a machine that allows neither still runs, and says so.
  */
 export function favorRouter(routerPid: number, harnessPids: readonly number[]): PriorityMode {
+  if (process.env.TOKENGATE_BENCH_PRIORITY === "off") return "none";
   if (renice(treeTids(routerPid), ROUTER_NICE)) return "router nice -10";
   const harness = harnessPids.flatMap((p) => treeTids(p));
   return renice(harness, HARNESS_NICE) ? "engines nice 10" : "none";
@@ -38,7 +39,7 @@ export function describePriority(mode: PriorityMode): string {
     case "engines nice 10":
       return "the simulated engines at nice 10 (raising the router needs root), the router and the client at 0";
     case "none":
-      return "everything at the same priority (neither raising the router nor lowering the engines was allowed)";
+      return "everything at the same priority (TOKENGATE_BENCH_PRIORITY=off, or no renice was permitted)";
   }
 }
 
