@@ -9,7 +9,9 @@
 // So the router under test — tokengate or nginx, treated alike — runs ahead of the harness: nice −10 on
 // every thread of its process tree when the bench may raise priorities (root or CAP_SYS_NICE); otherwise
 // the simulated engines are lowered to nice 10 instead (any user may lower their own processes). The
-// report says which was done. `overhead-pinned` isolates the router on its own CPU instead, given 3+.
+// report says which was done. The overhead benchmark does not use it (its instant engines do no simulated
+// work, and a raised router preempted them at every streamed token); `overhead-pinned` isolates the
+// router on its own CPU instead, given 3+.
 
 import { setPriority } from "node:os";
 import { treeTids } from "./child-process.js";

@@ -184,7 +184,6 @@ export class PrefixIndex {
     return ids;
   }
 
-  /** Fills `matched` per endpoint id with the leading blocks of `hashes` it holds; returns the longest. */
   /**
    * Sets `matched[id]` for every endpoint holding a leading run of `hashes`; returns the longest run.
    * By bisection, not block by block: an endpoint holding block k holds blocks 0..k−1 too. Hashes are
@@ -237,7 +236,7 @@ export class PrefixIndex {
   }
 
   /**
-   * `match`, block by block: the reference the bisection must agree with (tests, the micro-benchmark).
+   * `match`, block by block: the reference the bisection must agree with (the tests compare them).
    */
   matchLinear(hashes: ArrayLike<BlockHash>): Map<string, number> {
     const W = this.words;
