@@ -278,3 +278,24 @@ spec:
     assert.match(rej.message, /takes 150 input tokens \(estimated\); pools take a 0\.\.100, b 200\.\.300/);
   });
 });
+
+describe("routeRequest without an explanation (the request path)", () => {
+  it("decides exactly as with one, and builds no trace", async () => {
+    const config = await seedConfig();
+    const cases: Partial<RouteProfile>[] = [
+      { task: "live_ticket_summary", inputTokens: 2864, maxTokens: 420 },
+      { task: "live_ticket_summary", inputTokens: 9000 },
+      { task: "batch_summary_recompute", requestClass: "batch", inputTokens: 52000, maxTokens: 900 },
+      { task: "unknown_task", inputTokens: 500, maxTokens: 100_000 },
+      { task: "live_ticket_summary", inputTokens: 10_000_000 },
+      { modelAlias: "nope" },
+    ];
+    for (const c of cases) {
+      const full = routeRequest(config, profile(c));
+      const lean = routeRequest(config, profile(c), { explain: false });
+      assert.ok(full.explain.length > 0);
+      assert.deepEqual(lean.explain, []);
+      assert.deepEqual({ ...lean, explain: [] }, { ...full, explain: [] }, JSON.stringify(c));
+    }
+  });
+});

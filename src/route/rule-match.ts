@@ -6,8 +6,12 @@ export type ConditionCheck =
   | { readonly holds: true; readonly facts: string }
   | { readonly holds: false; readonly why: string };
 
-/** Whether every condition of `rule.when` holds; the first one that fails is named. */
-export function checkConditions(rule: RouteRule, p: RouteProfile): ConditionCheck {
+/**
+ * Whether every condition of `rule.when` holds; the first one that fails is named. Without `detail`, the
+ * same answer with empty texts (the request path does not read them).
+ */
+export function checkConditions(rule: RouteRule, p: RouteProfile, detail = true): ConditionCheck {
+  if (!detail) return holds(rule, p) ? HOLDS : FAILS;
   const w = rule.when;
   const facts: string[] = [];
   if (w.taskIn) {
@@ -34,6 +38,18 @@ export function checkConditions(rule: RouteRule, p: RouteProfile): ConditionChec
     facts.push(`input ${p.inputTokens} > ${w.inputTokensGt}`);
   }
   return { holds: true, facts: facts.length > 0 ? facts.join(", ") : "no conditions" };
+}
+
+const HOLDS: ConditionCheck = { holds: true, facts: "" };
+const FAILS: ConditionCheck = { holds: false, why: "" };
+
+function holds(rule: RouteRule, p: RouteProfile): boolean {
+  const w = rule.when;
+  if (w.taskIn && (p.task === null || !w.taskIn.includes(p.task))) return false;
+  if (w.requestClass && (p.requestClass === null || !w.requestClass.includes(p.requestClass))) return false;
+  if (w.inputTokensLte !== null && p.inputTokens > w.inputTokensLte) return false;
+  if (w.inputTokensGt !== null && p.inputTokens <= w.inputTokensGt) return false;
+  return true;
 }
 
 export function fitsPool(pool: RoutePool, inputTokens: number): boolean {

@@ -94,13 +94,17 @@ async function serve(
   const correctionModel = firstPool?.model ?? profile.modelAlias;
   const inputTokens = gw.correction.apply(correctionModel, profile.inputTokensRaw);
   rec.inputTokensEstimated = inputTokens;
-  const decision = routeRequest(config, {
-    modelAlias: profile.modelAlias,
-    task: profile.task,
-    requestClass: profile.requestClass,
-    inputTokens,
-    maxTokens: profile.maxTokens,
-  });
+  const decision = routeRequest(
+    config,
+    {
+      modelAlias: profile.modelAlias,
+      task: profile.task,
+      requestClass: profile.requestClass,
+      inputTokens,
+      maxTokens: profile.maxTokens,
+    },
+    { explain: false },
+  );
   if (!decision.ok) {
     rec.pool = decision.route;
     throw new GatewayError(decision.code, decision.message, {
