@@ -5,7 +5,6 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import { placeable } from "../flow/saturation.js";
 import type { PickResult } from "../picker/framework/types.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { attemptUpstream } from "../proxy/upstream-attempt.js";
@@ -17,6 +16,9 @@ import { traceIdFrom } from "./identify.js";
 import { pickerFor } from "./pick-request.js";
 import { readBody } from "./request-body.js";
 import { RequestRecord } from "./request-record.js";
+import { RequestTicket } from "./request-ticket.js";
+
+const RETRY_LATER: readonly string[] = ["retry_later"];
 
 const PATHS: Record<ApiKind, string> = { chat: "/v1/chat/completions", completion: "/v1/completions" };
 
@@ -169,25 +171,20 @@ async function serve(
 
   // Flow control: wait in the gateway's queue until an endpoint is below its saturation bounds.
   const flow = gw.flow.pools.get(decision.pool)!;
-  const bounds = flow.settings;
-  const admitted = flow.admit({
-    priority: decision.priority,
-    tenant: rec.tenant ?? "anonymous",
-    cost,
-    maxQueueMs: decision.maxQueueMs,
-    gate: gw.flow.gateFor(decision.rule),
-    fallbackOptions: decision.queuePolicy?.fallbackOptions ?? ["retry_later"],
-    get signal() {
-      return clientGone.signal; // made only for a request that has to wait in the queue
-    },
-    place: () => {
-      const roomy = bounds.enabled ? placeable(pool.endpoints, bounds, cost, Date.now()) : pool.endpoints;
-      if (roomy === null || roomy.length === 0) return null;
-      const pick = pickAmong(roomy);
-      if (!pick.endpoint) return null;
-      return { endpoint: pick.endpoint, lease: pick.endpoint.acquire(cost), pick };
-    },
-  });
+  const admitted = flow.admit(
+    new RequestTicket({
+      priority: decision.priority,
+      tenant: rec.tenant ?? "anonymous",
+      cost,
+      maxQueueMs: decision.maxQueueMs,
+      gate: gw.flow.gateFor(decision.rule),
+      fallbackOptions: decision.queuePolicy?.fallbackOptions ?? RETRY_LATER,
+      endpoints: pool.endpoints,
+      bounds: flow.settings,
+      pickAmong,
+      clientGone,
+    }),
+  );
   let placement: Placement;
   try {
     placement = admitted instanceof Promise ? await admitted : admitted;
