@@ -8,20 +8,16 @@
 // gateway's p99); with the accessor on the prototype, nothing is promoted and they take ~1 ms.
 
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import type { PauseGate } from "../flow/pause-gate.js";
 import type { FlowTicket } from "../flow/pool-flow.js";
 import { placeable, type SaturationBounds } from "../flow/saturation.js";
 import type { ClientGone } from "./client-gone.js";
 import type { Placement } from "./gateway-runtime.js";
 import type { PickAmong } from "./pick-request.js";
 
-export interface RequestTicketInit {
-  readonly priority: number;
-  readonly tenant: string;
-  readonly cost: number;
-  readonly maxQueueMs: number;
-  readonly gate: PauseGate | null;
-  readonly fallbackOptions: readonly string[];
+/** The queue's view of a ticket: its order and its refusal options. */
+type TicketFields = Omit<FlowTicket<Placement>, "signal" | "place">;
+
+export interface RequestTicketInit extends TicketFields {
   readonly endpoints: readonly EndpointState[];
   readonly bounds: SaturationBounds & { readonly enabled: boolean };
   readonly pickAmong: PickAmong;
@@ -33,7 +29,7 @@ export class RequestTicket implements FlowTicket<Placement> {
   readonly tenant: string;
   readonly cost: number;
   readonly maxQueueMs: number;
-  readonly gate: PauseGate | null;
+  readonly gate: FlowTicket<Placement>["gate"];
   readonly fallbackOptions: readonly string[];
   private readonly init: RequestTicketInit;
 
