@@ -488,7 +488,10 @@ spec:
     try {
       p.replicas.online[0]!.setFaults({ stallAfterTokens: 0 });
       const c = client(p, LIVE);
-      for (let i = 0; i < 4; i++) {
+      // Ties between the two endpoints break at random: send until the stalled one has been
+      // picked (each request has an even chance; 2^-24 that 24 never do).
+      const retriedLines = () => p.lines.filter((l) => /retry:.*:timeout/.test(l.fallback_reason ?? ""));
+      for (let i = 0; i < 24 && retriedLines().length === 0; i++) {
         const stream = await c.chat.completions.create({
           model: "summary-default",
           messages: [{ role: "user", content: `q${i}` }],
@@ -498,9 +501,10 @@ spec:
         let n = 0;
         for await (const chunk of stream) if (chunk.choices[0]?.delta.content) n++;
         assert.equal(n, 3);
+        await sleep(5);
       }
       await sleep(30);
-      const retried = p.lines.filter((l) => /retry:.*:timeout/.test(l.fallback_reason ?? ""));
+      const retried = retriedLines();
       assert.ok(retried.length > 0, "the stalled endpoint was tried and left");
       for (const l of retried) assert.equal(l.status, "ok");
     } finally {
