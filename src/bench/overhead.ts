@@ -5,11 +5,16 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Agent } from "undici";
 import { type Child, cpuSeconds, pinTree, startTokengate, treeCpuSeconds } from "./child-process.js";
-import { runClosedLoop, runOpenLoop, type TimedResponse, timedRequest } from "./load.js";
+import { runClosedLoop, runOpenLoop, timedRequest } from "./load.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
 import { writeOnePoolGateway } from "./one-pool-gateway.js";
+import {
+  CLIENT_KIND,
+  type FixedRateClient,
+  type FixedRateResult,
+  fixedRateClient,
+} from "./overhead-client.js";
 import {
   type Attempts,
   attemptsOf,
@@ -22,7 +27,7 @@ import { type RelayCounter, relayStream } from "./overhead-relay.js";
 import { markdown } from "./overhead-report.js";
 import { CONCURRENCY, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
 import { percentile, round } from "./stats.js";
-import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.js";
+import { makeAgent, streamCompletion } from "./stream-client.js";
 
 export interface OverheadOptions {
   outDir: string;
@@ -60,6 +65,14 @@ const PROMPT = [
   { role: "user", content: "Summarize: the printer on floor 3 is out of toner again, third time." },
 ];
 const SMALL = JSON.stringify({ model: MODEL, messages: PROMPT, max_tokens: 16 });
+/** As the undici stream client sends it (usage asked for, so the relay's usage path is exercised). */
+const STREAM = JSON.stringify({
+  model: MODEL,
+  messages: PROMPT,
+  max_tokens: 16,
+  stream: true,
+  stream_options: { include_usage: true },
+});
 
 type ByPath<T> = Partial<Record<PathName, T>>;
 type Repeated<T> = T & Attempts;
@@ -193,7 +206,10 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
           "everything at the same priority (raising the router made it preempt the engines at every token)",
         tokengate: "`tokengate gateway` child process, anonymous auth, request log to /dev/null",
         nginx: "nginx least_conn, 1 worker, keepalive 256, no buffering, no access log",
-        client: `this process: undici Agent with ${CLIENT_CONNECTIONS} keep-alive connections per origin, open loop (constant arrivals) or closed loop`,
+        client:
+          CLIENT_KIND === "lean"
+            ? `this process; fixed-rate and throughput runs: the lean client (plain keep-alive sockets, ${CLIENT_CONNECTIONS} per origin, about half the undici client's CPU per request); relay and warm-up: undici Agent, ${CLIENT_CONNECTIONS} per origin`
+            : `this process: undici Agent with ${CLIENT_CONNECTIONS} keep-alive connections per origin, open loop (constant arrivals) or closed loop`,
         request: `chat completion, ${PROMPT[0]!.content.length}-character prompt, max_tokens 16`,
         measured_seconds: seconds,
         warmup_seconds: 1,
@@ -282,15 +298,15 @@ async function interleaved<T>(
   seconds: number,
   slices: number,
   meter: (p: PathUnderTest) => Meter,
-  send: (p: PathUnderTest, agent: Agent, seq: number) => Promise<T>,
+  send: (client: FixedRateClient, seq: number) => Promise<T>,
 ): Promise<{ byPath: Map<PathName, PathSamples<T>>; cpu: CpuFigures }> {
-  const agents = new Map(paths.map((p) => [p.name, makeAgent(CLIENT_CONNECTIONS)]));
+  const clients = new Map(paths.map((p) => [p.name, fixedRateClient(p.urls, CLIENT_CONNECTIONS)]));
   const byPath = new Map<PathName, PathSamples<T>>();
   const gc = (globalThis as { gc?: () => void }).gc;
   for (let s = 0; s < slices; s++) {
     for (let i = 0; i < paths.length; i++) {
       const p = paths[(i + s) % paths.length]!;
-      const agent = agents.get(p.name)!;
+      const client = clients.get(p.name)!;
       const cpu = meter(p);
       gc?.();
       const r = await runOpenLoop({
@@ -299,7 +315,7 @@ async function interleaved<T>(
         durationMs: (seconds * 1000) / slices,
         maxOutstanding: 2 * RATE,
         onMeasureStart: cpu.reset,
-        send: (seq) => send(p, agent, seq),
+        send: (seq) => send(client, seq),
       });
       const used = cpu.read();
       const acc = byPath.get(p.name);
@@ -314,7 +330,7 @@ async function interleaved<T>(
       acc.cpu = addCpu(acc.cpu, used);
     }
   }
-  await Promise.all([...agents.values()].map((a) => a.close()));
+  await Promise.all([...clients.values()].map((c) => c.close()));
   const cpu = [...byPath.values()].map((x) => x.cpu).reduce(addCpu);
   return { byPath, cpu };
 }
@@ -343,9 +359,7 @@ async function latencyRun(
   slices: number,
   meter: (p: PathUnderTest) => Meter,
 ) {
-  const r = await interleaved(paths, seconds, slices, meter, (p, agent, seq) =>
-    timedRequest(`${urlOf(p, seq)}/v1/chat/completions`, SMALL, agent),
-  );
+  const r = await interleaved(paths, seconds, slices, meter, (client, seq) => client.send(seq, SMALL, false));
   return byPathOf(r, latencyFigures);
 }
 
@@ -364,7 +378,7 @@ function fixedRateCommon<T extends { error: string | null }>(r: PathSamples<T>, 
   };
 }
 
-function latencyFigures(r: PathSamples<TimedResponse>) {
+function latencyFigures(r: PathSamples<FixedRateResult>) {
   const ok = r.results.filter((x) => !x.error);
   return { ...fixedRateCommon(r, ok), latency_ms: q(ok.map((x) => x.ms)) };
 }
@@ -375,14 +389,11 @@ async function streamingRun(
   slices: number,
   meter: (p: PathUnderTest) => Meter,
 ) {
-  const body = { model: MODEL, messages: PROMPT, max_tokens: 16 };
-  const r = await interleaved(paths, seconds, slices, meter, (p, agent, seq) =>
-    streamCompletion(urlOf(p, seq), body, { agent }),
-  );
+  const r = await interleaved(paths, seconds, slices, meter, (client, seq) => client.send(seq, STREAM, true));
   return byPathOf(r, streamingFigures);
 }
 
-function streamingFigures(r: PathSamples<StreamResult>) {
+function streamingFigures(r: PathSamples<FixedRateResult>) {
   const ok = r.results.filter((x) => !x.error && x.contentFrames === 16);
   return {
     ...fixedRateCommon(r, ok),
@@ -392,16 +403,16 @@ function streamingFigures(r: PathSamples<StreamResult>) {
 }
 
 async function throughputRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
-  const agent = makeAgent(CLIENT_CONNECTIONS);
+  const client = fixedRateClient(p.urls, CLIENT_CONNECTIONS);
   const r = await runClosedLoop({
     concurrency: CONCURRENCY,
     warmupMs: 1000,
     onMeasureStart: cpu.reset,
     durationMs: seconds * 1000,
-    send: (_c, seq) => timedRequest(`${urlOf(p, seq)}/v1/chat/completions`, SMALL, agent),
+    send: (_c, seq) => client.send(seq, SMALL, false),
   });
   const used = cpu.read();
-  await agent.close();
+  await client.close();
   const ok = r.results.filter((x) => !x.error);
   return {
     concurrency: CONCURRENCY,
