@@ -23,7 +23,8 @@ describe("benchmark harness", () => {
       res.write('data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n');
       setTimeout(() => {
         res.write('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n');
-        setTimeout(() => res.end("data: [DONE]\n\n"), 100);
+        // The end comes long after the content, so a loaded machine's delays cannot blur the two.
+        setTimeout(() => res.end("data: [DONE]\n\n"), 500);
       }, 150);
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -31,8 +32,8 @@ describe("benchmark harness", () => {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const r = await streamCompletion(url, { messages: [{ role: "user", content: "x" }] });
       assert.equal(r.error, null);
-      assert.ok(r.ttftMs >= 145 && r.ttftMs < 240, `TTFT ${r.ttftMs}`);
-      assert.ok(r.e2eMs >= 245, `e2e ${r.e2eMs}`);
+      assert.ok(r.ttftMs >= 145 && r.ttftMs < 600, `TTFT ${r.ttftMs}`);
+      assert.ok(r.e2eMs >= 645, `e2e ${r.e2eMs}`);
       assert.equal(r.contentFrames, 1);
     } finally {
       server.close();

@@ -58,18 +58,27 @@ describe("closed loop", () => {
   it("keeps exactly `concurrency` requests outstanding until the duration ends", async () => {
     let outstanding = 0;
     let peak = 0;
+    let slowest = 0;
     const r = await runClosedLoop({
       concurrency: 4,
       durationMs: 100,
       send: async () => {
         peak = Math.max(peak, ++outstanding);
+        const t = performance.now();
         await sleep(10);
+        slowest = Math.max(slowest, performance.now() - t);
         outstanding--;
         return 1;
       },
     });
     assert.equal(peak, 4);
-    assert.ok(r.results.length >= 20 && r.results.length <= 44, String(r.results.length));
+    // Each client sends back to back until 100 ms have passed, so at least 100 / slowest sends each
+    // (about 40 in all; a loaded machine's slow timers make fewer, and the bound follows them).
+    const atLeast = 4 * Math.floor(100 / slowest);
+    assert.ok(
+      r.results.length >= atLeast && r.results.length <= 44,
+      `${r.results.length} (slowest ${slowest} ms)`,
+    );
     assert.ok(r.elapsedMs >= 100);
   });
 });

@@ -301,7 +301,7 @@ describe("EndpointMonitor against simulated replicas", () => {
       assert.equal(epA.scrapedAt, scraped);
       assert.equal(epA.lastHealthAt, checked);
       assert.equal(epA.scrapeErrors, errors);
-      assert.ok(epB.scrapedAt! > bBefore, "the other endpoint is still scraped");
+      await until("the other endpoint still scraped", () => epB.scrapedAt! > bBefore);
     } finally {
       await monitor.stop();
     }
@@ -336,8 +336,7 @@ describe("EndpointMonitor.stop", () => {
     assert.equal(monitor.running, false);
     assert.equal(count("Timeout"), timersBefore);
     await new Promise<void>((resolve) => blackHole.close(() => resolve()));
-    await sleep(20);
-    assert.ok(count("TCPSocketWrap") <= socketsBefore, "the monitor's sockets are closed");
+    await until("the monitor's sockets closed", () => count("TCPSocketWrap") <= socketsBefore);
     assert.equal(ep.scrapeErrors, 0, "a cancelled scrape is not an engine error");
     assert.equal(ep.lastHealthAt, null, "a cancelled check is not a failed check");
   });

@@ -64,7 +64,10 @@ describe("flow control, end to end", () => {
     const probe = setInterval(() => {
       mostRunning = Math.max(mostRunning, engine.numRunning + engine.numWaiting);
     }, 2);
-    const replies = Array.from({ length: 4 }, (_, i) => batch(p, { trace: `q-${i}`, maxTokens: 30 }));
+    // q-0 holds the pod for ~1 s, so the other three are surely still queued when the metric is read.
+    const replies = [batch(p, { trace: "q-0", maxTokens: 150 })];
+    await waitFor(() => p.gateway.pools.get("summary-batch")!.endpoints[0]!.inflightRequests === 1);
+    for (let i = 1; i < 4; i++) replies.push(batch(p, { trace: `q-${i}`, maxTokens: 30 }));
     await waitFor(() => p.gateway.flow.pools.get("summary-batch")!.depth === 3);
     const depth = await metric(p, 'ai_gateway_queue_depth{pool="summary-batch",priority="10"}');
     assert.deepEqual(depth, ['ai_gateway_queue_depth{pool="summary-batch",priority="10"} 3']);
@@ -80,7 +83,7 @@ describe("flow control, end to end", () => {
       .filter((l) => l.trace_id.startsWith("q-"))
       .map((l) => l.gateway_queue_ms ?? -1)
       .sort((a, b) => a - b);
-    // One at a time: each waited for the ones before it (~150 ms of engine time each).
+    // One at a time: each waited for the ones before it (~150 ms of engine time each, q-0 ~1 s).
     for (let i = 1; i < 4; i++) assert.ok(waits[i]! > waits[i - 1]! + 50, `waits ${waits.join(", ")} ms`);
     const ep = p.gateway.pools.get("summary-batch")!.endpoints[0]!;
     assert.equal(ep.inflightRequests, 0);
@@ -94,7 +97,7 @@ describe("flow control, end to end", () => {
     const p = await start({
       profile: "h100-llama8b",
       batchFlowControl: "{ maxInflight: 1 }",
-      batchMaxQueueMs: 300,
+      batchMaxQueueMs: 1000,
     });
     const holder = batch(p, { words: 3000, maxTokens: 400 });
     const batchEp = p.gateway.pools.get("summary-batch")!.endpoints[0]!;
@@ -105,14 +108,19 @@ describe("flow control, end to end", () => {
     assert.equal(late.json.error.code, "queue_timeout");
     assert.equal(late.json.error.route, "summary-batch");
     assert.deepEqual(late.json.error.fallback_options, ["retry_later"]);
-    assert.match(late.json.error.message, /maxQueueMs \(300 ms\)/);
+    assert.match(late.json.error.message, /maxQueueMs \(1000 ms\)/);
 
     const ac = new AbortController();
     const gone = batch(p, { trace: "gone", signal: ac.signal });
     await waitFor(() => p.gateway.flow.pools.get("summary-batch")!.depth === 1);
     ac.abort();
     await assert.rejects(gone);
-    await waitFor(() => p.gateway.flow.pools.get("summary-batch")!.depth === 0, 200);
+    await waitFor(() => p.gateway.flow.pools.get("summary-batch")!.depth === 0);
+    // It left because its client did, not because maxQueueMs ran out (as `late` did).
+    assert.deepEqual((await metric(p, 'ai_gateway_queue_requests_total{pool="summary-batch"')).sort(), [
+      'ai_gateway_queue_requests_total{pool="summary-batch",outcome="cancelled"} 1',
+      'ai_gateway_queue_requests_total{pool="summary-batch",outcome="timed_out"} 1',
+    ]);
     assert.equal((await holder).status, 200);
     await waitFor(() => p.lines.some((l) => l.trace_id === "gone"));
     const line = p.lines.find((l) => l.trace_id === "gone")!;

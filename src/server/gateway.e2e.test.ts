@@ -11,6 +11,11 @@ import { KEYS, type Platform, SECRET, startPlatform } from "./testing/platform.j
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls until `cond` holds or `ms` pass (a loaded machine can be slow); the caller asserts after. */
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await sleep(10);
+}
+
 function client(p: Platform, headers: Record<string, string> = {}, key: string = KEYS.basic): OpenAI {
   return new OpenAI({
     baseURL: `${p.url}/v1`,
@@ -344,8 +349,7 @@ describe("gateway errors: OpenAI shape, stable code, the field at fault, nothing
 
   it("no healthy endpoint → 503 with Retry-After, and the pool is named", async () => {
     for (const r of p.replicas.long) r.setFaults({ healthFail: true });
-    for (let i = 0; i < 50 && p.gateway.pools.get("summary-long")!.endpoints.some((e) => e.healthy); i++)
-      await sleep(20);
+    await until(() => !p.gateway.pools.get("summary-long")!.endpoints.some((e) => e.healthy));
     const res = await raw(
       p,
       JSON.stringify({
@@ -375,7 +379,7 @@ describe("gateway failure handling", () => {
       let n = 0;
       for await (const _ of stream) if (++n === 3) break;
       const engine = p.replicas.online[0]!.engine;
-      for (let i = 0; i < 100 && engine.stats.finished.abort === 0; i++) await sleep(10);
+      await until(() => engine.stats.finished.abort > 0);
       assert.equal(engine.stats.finished.abort, 1, "the engine saw the abort");
       assert.equal(engine.numRunning, 0);
       const ep = p.gateway.pools.get("summary-online")!.endpoints[0]!;

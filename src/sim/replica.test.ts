@@ -42,6 +42,11 @@ async function post(
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls until `cond` holds or `ms` pass (a loaded machine can be slow); the caller asserts after. */
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await sleep(10);
+}
+
 describe("simulated replica: OpenAI API through the official client", () => {
   let r: SimReplica;
   before(async () => {
@@ -231,7 +236,7 @@ describe("simulated replica: cancellation and faults", () => {
       // Leaving the loop makes the openai client abort the HTTP request.
       for await (const _ of stream) if (++got === 5) break;
       assert.equal(got, 5);
-      for (let i = 0; i < 50 && r.engine.numRunning > 0; i++) await sleep(10);
+      await until(() => r.engine.numRunning === 0);
       assert.equal(r.engine.numRunning, 0);
       assert.equal(r.engine.kv.usage(), 0);
       assert.equal(r.engine.stats.finished.abort, 1);
@@ -270,7 +275,7 @@ describe("simulated replica: cancellation and faults", () => {
       });
       assert.ok(n > 0 && n < 1000, `got ${n} chunks before the crash`);
       assert.equal(r.crashes, 1);
-      await sleep(200);
+      await until(() => r.isListening);
       const ok = await client(r).chat.completions.create({
         model: "sim-7b",
         messages: [{ role: "user", content: "x" }],
@@ -345,9 +350,9 @@ describe("simulated replica: cancellation and faults", () => {
       r.setFaults({ healthFail: false, maxWaiting: 1, retryAfterSeconds: 3 });
       const long = { model: "sim-7b", messages: [{ role: "user" as const, content: "x" }], max_tokens: 200 };
       const p1 = c.chat.completions.create(long);
-      await sleep(20);
+      await until(() => r.engine.numRunning === 1);
       const p2 = c.chat.completions.create(long); // waits: max_num_seqs is 1
-      await sleep(20);
+      await until(() => r.engine.numWaiting === 1);
       const res = await post(r, "/v1/chat/completions", JSON.stringify(long));
       assert.equal(res.status, 429);
       assert.equal(res.headers.get("retry-after"), "3");
