@@ -58,7 +58,7 @@ const CLIENT_CONNECTIONS = 128;
  * instead of on whichever path happened to run during it; each path's samples are pooled. Each slice
  * starts with SLICE_WARMUP_MS of arrivals that are not counted (the path was idle meanwhile).
  */
-const SLICES = 5;
+const SLICES = 20;
 const SLICE_WARMUP_MS = 300;
 export const TARGETS = { addedP99Ms: 2, throughputVsNginx: 0.35, relayEventsPerCpuS: 30_000 };
 const PROMPT = [
@@ -157,7 +157,7 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
     const streaming: ByPath<StreamingFigures> = {};
     const throughput: ByPath<ThroughputFigures> = {};
     const relay: ByPath<RelayFigures> = {};
-    const slices = opts.quick ? 2 : SLICES;
+    const slices = opts.quick ? 4 : SLICES;
     const lat = await leastContended(() => latencyRun(paths, seconds, slices, cpu));
     for (const p of paths) {
       const r = { ...lat.byPath.get(p.name)!, ...attemptsOf(lat) };
