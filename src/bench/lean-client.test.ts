@@ -92,6 +92,16 @@ describe("lean client", () => {
     await c.close();
   });
 
+  it("answers requests still outstanding at close with an error", async () => {
+    const c = new LeanClient(base, 1);
+    const running = c.post("/stream", "{}", true);
+    const queued = c.post("/stream", "{}", true);
+    await sleep(5);
+    await c.close();
+    assert.equal((await running).error, "client closed");
+    assert.equal((await queued).error, "client closed");
+  });
+
   it("queues past its connection limit, and replaces connections that close or fail", async () => {
     const c = new LeanClient(base, 2);
     connections.clear();

@@ -180,9 +180,14 @@ class LeanConnection {
     this.socket.write(p.head + p.body);
   }
 
+  /** Closes the connection; a request still on it is answered with an error. */
   destroy(): void {
+    if (this.dead) return;
     this.dead = true;
     this.socket.destroy();
+    const p = this.p;
+    this.p = null;
+    if (p) p.resolve(failed(p, "client closed"));
   }
 
   private fail(error: string): void {
@@ -219,10 +224,7 @@ class LeanConnection {
           break;
         }
         case "length": {
-          const k = Math.min(this.remaining, data.length - at);
-          this.take(data.subarray(at, at + k));
-          at += k;
-          this.remaining -= k;
+          at = this.takeUpTo(data, at);
           if (this.remaining === 0) this.finish();
           break;
         }
@@ -240,10 +242,7 @@ class LeanConnection {
           break;
         }
         case "chunk-data": {
-          const k = Math.min(this.remaining, data.length - at);
-          this.take(data.subarray(at, at + k));
-          at += k;
-          this.remaining -= k;
+          at = this.takeUpTo(data, at);
           if (this.remaining === 0) this.state = "chunk-crlf";
           break;
         }
@@ -290,6 +289,14 @@ class LeanConnection {
     this.state = "length";
     this.remaining = Number(m[1]);
     return true;
+  }
+
+  /** Takes what `data` holds of the `remaining` body bytes from `at`; returns where it stopped. */
+  private takeUpTo(data: Buffer, at: number): number {
+    const k = Math.min(this.remaining, data.length - at);
+    this.take(data.subarray(at, at + k));
+    this.remaining -= k;
+    return at + k;
   }
 
   /** One piece of the body (in the shared read buffer). */
