@@ -11,14 +11,17 @@ const frame = (content: string) =>
 describe("lean client", () => {
   let server: http.Server;
   let base = "";
-  const connections = new Set<string>();
+  /** Client ports seen per `?seen=<tag>` (a late request of an earlier test cannot count in a later one). */
+  const seen = new Map<string, Set<number>>();
+  const portsSeen = (tag: string) => seen.get(tag)?.size ?? 0;
   before(async () => {
     server = http.createServer((req, res) => {
-      connections.add(`${req.socket.remotePort}`);
+      const [path, query] = (req.url ?? "").split("?seen=");
+      if (query) (seen.get(query) ?? seen.set(query, new Set()).get(query)!).add(req.socket.remotePort!);
       let body = "";
       req.on("data", (d) => (body += d));
       req.on("end", async () => {
-        const url = req.url ?? "";
+        const url = path ?? "";
         if (url === "/json") {
           res.writeHead(200, { "content-type": "application/json" }).end(body);
         } else if (url === "/refuse") {
@@ -58,15 +61,14 @@ describe("lean client", () => {
 
   it("reads Content-Length replies and reuses one keep-alive connection", async () => {
     const c = new LeanClient(base, 4);
-    connections.clear();
     for (let i = 0; i < 5; i++) {
-      const r = await c.post("/json", JSON.stringify({ i, text: "ü" }), false);
+      const r = await c.post("/json?seen=reuse", JSON.stringify({ i, text: "ü" }), false);
       assert.equal(r.error, null);
       assert.equal(r.status, 200);
       assert.equal(r.bytes, Buffer.byteLength(JSON.stringify({ i, text: "ü" })));
       assert.ok(r.ms > 0 && Number.isNaN(r.ttftMs));
     }
-    assert.equal(connections.size, 1);
+    assert.equal(portsSeen("reuse"), 1);
     await c.close();
   });
 
@@ -104,10 +106,9 @@ describe("lean client", () => {
 
   it("queues past its connection limit, and replaces connections that close or fail", async () => {
     const c = new LeanClient(base, 2);
-    connections.clear();
-    const rs = await Promise.all(Array.from({ length: 6 }, () => c.post("/stream", "{}", true)));
+    const rs = await Promise.all(Array.from({ length: 6 }, () => c.post("/stream?seen=queue", "{}", true)));
     for (const r of rs) assert.equal(r.error, null);
-    assert.equal(connections.size, 2, "six streams on two connections");
+    assert.equal(portsSeen("queue"), 2, "six streams on two connections");
     assert.equal((await c.post("/close", "{}", false)).error, null);
     const gone = await c.post("/hang-up", "{}", false);
     assert.match(gone.error ?? "", /closed|ECONNRESET/);
