@@ -132,6 +132,7 @@ spec:
     assert.deepEqual(g.admin, { host: "127.0.0.1", port: 9090, separate: true });
     assert.deepEqual(g.timeouts, { connectMs: 2000, firstByteMs: 120000, idleMs: 30000, totalMs: 900000 });
     assert.deepEqual(g.retry, { maxAttempts: 1, budgetPercent: 0 });
+    assert.deepEqual(g.limits, { maxBodyBytes: 1048576, bodyReadMs: 60000 });
     assert.deepEqual(g.logging, { prompts: true, destination: "/var/log/tokengate.log" });
     const ephemeral = load("  listen: { port: 0 }\n  admin: { port: 0 }\n");
     assert.ok(ephemeral.ok);
@@ -140,6 +141,7 @@ spec:
       errors(
         load(`  listen: { port: 8080 }
   admin: { host: 127.0.0.1, port: 8080 }
+  limits: { bodyReadMs: 50 }
   timeouts: { idleMs: 700000 }
   retry: { maxAttempts: 0 }
   logging: { prompt: true }
@@ -147,6 +149,7 @@ spec:
       ),
       [
         "spec.admin.port: equals listen.port on another host; omit admin to share the main listener",
+        "spec.limits.bodyReadMs: must be >= 100, got 50",
         "spec.timeouts.idleMs: is 700000, longer than totalMs (600000)",
         "spec.retry.maxAttempts: must be a positive integer, got 0",
         'spec.logging.prompt: unknown field "prompt" (did you mean "prompts"?)',

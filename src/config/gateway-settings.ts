@@ -58,14 +58,18 @@ export interface AuthSettings {
 /**
  * A validated `GatewayConfig` document, or the defaults when there is none.
  * Defaults: listen 0.0.0.0:8080; admin (`/metrics`, admin API) on the same listener; no API keys, no trusted
- * upstreams, anonymous refused; body limit 4 MiB; timeouts connect 2 s, first byte 60 s, idle 30 s,
+ * upstreams, anonymous refused; body limit 4 MiB, read within 60 s; timeouts connect 2 s, first byte 60 s, idle 30 s,
  * total 600 s; 2 attempts with a 10% retry budget; prompts not logged; logs to stdout.
  */
 export interface GatewaySettings {
   readonly listen: ListenAddress;
   readonly admin: AdminListener;
   readonly auth: AuthSettings;
-  readonly limits: { readonly maxBodyBytes: number };
+  readonly limits: {
+    readonly maxBodyBytes: number;
+    /** From the request's headers to the last byte of its body (a slow sender holds a connection). */
+    readonly bodyReadMs: number;
+  };
   readonly timeouts: {
     /** TCP connect to an engine. */
     readonly connectMs: number;
@@ -94,7 +98,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   listen: { host: "0.0.0.0", port: 8080 },
   admin: { host: "0.0.0.0", port: 8080, separate: false },
   auth: { apiKeys: [], trustedUpstreams: null, allowAnonymous: false, defaultTenant: "anonymous" },
-  limits: { maxBodyBytes: 4 * 1024 * 1024 },
+  limits: { maxBodyBytes: 4 * 1024 * 1024, bodyReadMs: 60_000 },
   timeouts: { connectMs: 2_000, firstByteMs: 60_000, idleMs: 30_000, totalMs: 600_000 },
   retry: { maxAttempts: 2, budgetPercent: 10 },
   logging: { prompts: false, destination: "stdout" },
@@ -144,6 +148,7 @@ export function parseGatewaySettings(
   const auth = parseAuth(spec, issues, options);
   const lim = spec.map("limits");
   const maxBodyBytes = lim?.int("maxBodyBytes", { min: 1024, max: 1024 ** 3 }) ?? d.limits.maxBodyBytes;
+  const bodyReadMs = lim?.int("bodyReadMs", { min: 100, max: 3_600_000 }) ?? d.limits.bodyReadMs;
   lim?.done();
   const timeouts = parseTimeouts(spec, issues);
   const r = spec.map("retry");
@@ -163,7 +168,7 @@ export function parseGatewaySettings(
     listen,
     admin: { host: adminHost, port: adminPort, separate },
     auth,
-    limits: { maxBodyBytes },
+    limits: { maxBodyBytes, bodyReadMs },
     timeouts,
     retry,
     logging,

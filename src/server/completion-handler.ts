@@ -48,7 +48,9 @@ export async function handleCompletion(
     rec.status = e.status >= 500 ? "error" : "rejected";
     gw.metrics.rejections.labels(e.code, rec.tenant ?? "unknown").inc();
     if (!res.headersSent && !res.destroyed) {
-      if (e.code === "request_too_large") res.setHeader("connection", "close");
+      // The rest of the body is not read: the connection cannot carry another request.
+      if (e.code === "request_too_large" || e.code === "request_timeout")
+        res.setHeader("connection", "close");
       res.writeHead(e.status, e.headers()).end(e.body(rec.traceId));
     }
   } finally {
@@ -74,7 +76,7 @@ async function serve(
   // Identify before reading the body: an unknown caller does not get to upload 4 MiB first.
   const who = gw.identifier.identify(req.headers, req.socket.remoteAddress);
   rec.tenant = who.tenant;
-  const raw = await readBody(req, config.gateway.limits.maxBodyBytes);
+  const raw = await readBody(req, config.gateway.limits);
   let json: unknown;
   try {
     json = JSON.parse(raw.toString("utf8"));

@@ -5,6 +5,7 @@ export type GatewayErrorCode =
   | "invalid_json"
   | "invalid_request"
   | "request_too_large"
+  | "request_timeout"
   | "missing_api_key"
   | "invalid_api_key"
   | "untrusted_tenant_header"
@@ -27,6 +28,7 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   invalid_json: { status: 400, type: "invalid_request_error" },
   invalid_request: { status: 400, type: "invalid_request_error" },
   request_too_large: { status: 413, type: "invalid_request_error" },
+  request_timeout: { status: 408, type: "invalid_request_error" },
   missing_api_key: { status: 401, type: "authentication_error" },
   invalid_api_key: { status: 401, type: "authentication_error" },
   untrusted_tenant_header: { status: 403, type: "permission_error" },

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -485,7 +486,38 @@ spec:
   auth: { allowAnonymous: true, apiKeys: [{ key: ${KEYS.basic}, tenant: support-basic }] }
   timeouts: { connectMs: 500, firstByteMs: 400, idleMs: 400, totalMs: 1500 }
   retry: { maxAttempts: 2, budgetPercent: 100 }
+  limits: { bodyReadMs: 500 }
 `;
+
+  it("a body that does not all arrive in time → 408 request_timeout, and the connection is closed", async () => {
+    const p = await startPlatform({ online: 1, gatewayYaml });
+    try {
+      const { hostname, port } = new URL(p.url);
+      const sock = connect({ host: hostname, port: Number(port) });
+      let reply = "";
+      sock.on("data", (d) => (reply += d));
+      const closed = new Promise<void>((r) => sock.on("close", () => r()));
+      const t0 = performance.now();
+      sock.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\n` +
+          `x-ai-trace-id: slow-body\r\ncontent-length: 100\r\n\r\n{"model":`,
+      );
+      await closed;
+      const waited = performance.now() - t0;
+      assert.ok(waited >= 450, `answered after ${waited} ms, before the deadline`);
+      assert.match(reply, /^HTTP\/1\.1 408 /);
+      assert.match(reply, /\r\nconnection: close\r\n/i);
+      const error = JSON.parse(reply.slice(reply.indexOf("{"), reply.lastIndexOf("}") + 1)).error;
+      assert.equal(error.code, "request_timeout");
+      assert.equal(error.param, "body");
+      assert.match(error.message, /bodyReadMs \(500 ms\): 9 bytes came/);
+      const line = await lineFor(p, "slow-body");
+      assert.equal(line.error_code, "request_timeout");
+      assert.equal(line.http_status, 408);
+    } finally {
+      await p.stop();
+    }
+  });
 
   it("a stream with no first token in time is retried on another endpoint", async () => {
     const p = await startPlatform({ online: 2, gatewayYaml });
