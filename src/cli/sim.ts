@@ -43,6 +43,7 @@ Options:
   --stall-ms <ms>                 ... for this long (default: for ever)
   --metrics-delay-ms <ms>         slow /metrics
   --health-fail                   /health answers 503
+  --health-delay-ms <ms>          slow /health
   --max-waiting <n>               429 with Retry-After when n requests already wait
 `;
 
@@ -93,6 +94,7 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
       "stall-ms": num,
       "metrics-delay-ms": num,
       "health-fail": { type: "boolean" },
+      "health-delay-ms": num,
       "max-waiting": num,
     },
     strict: true,
@@ -138,6 +140,7 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
   setFault("stallAfterTokens", n("stall-after-tokens"));
   setFault("stallMs", n("stall-ms"));
   setFault("metricsDelayMs", n("metrics-delay-ms"));
+  setFault("healthDelayMs", n("health-delay-ms"));
   setFault("maxWaiting", n("max-waiting"));
   if (values["health-fail"]) faults.healthFail = true;
   return {

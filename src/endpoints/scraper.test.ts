@@ -257,6 +257,34 @@ describe("EndpointMonitor against simulated replicas", () => {
     }
   });
 
+  it("a health check slower than its interval is not a failure; past its deadline it is", async () => {
+    const r = await startReplica("vllm");
+    const ep = stateFor(r, "vllm"); // checks every 100 ms
+    const monitor = new EndpointMonitor([ep], { maxStartDelayMs: 20 });
+    monitor.start();
+    try {
+      await until("healthy", () => ep.healthy);
+      await setFaults(r, { healthDelayMs: 300 });
+      const before = ep.lastHealthAt!;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.ok(ep.lastHealthAt! > before + 300, "slow checks were answered meanwhile");
+      assert.ok(ep.healthy, "three times its interval, within the 1 s deadline: healthy");
+      assert.equal(ep.consecutiveFailures, 0);
+      assert.equal(ep.lastHealthError, null);
+    } finally {
+      await monitor.stop();
+    }
+    const strict = new EndpointMonitor([ep], { maxStartDelayMs: 20, healthTimeoutMs: 200 });
+    strict.start();
+    try {
+      await until("unhealthy past a 200 ms deadline", () => !ep.healthy);
+      assert.match(ep.lastHealthError ?? "", /^timeout: no answer within 200 ms/);
+    } finally {
+      await strict.stop();
+      await setFaults(r, "clear");
+    }
+  });
+
   it("a crashed replica is unhealthy with stale metrics, and recovers when it restarts", async () => {
     const r = await startReplica("vllm");
     const ep = stateFor(r, "vllm");

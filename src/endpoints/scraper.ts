@@ -20,7 +20,11 @@ export interface EndpointMonitorOptions {
   healthyThreshold?: number;
   /** Per-scrape deadline; default and maximum: the endpoint's scrape interval. */
   metricsTimeoutMs?: number;
-  /** Per-check deadline; default 1000 ms; never more than the endpoint's health interval. */
+  /**
+   * Per-check deadline; default 1000 ms, whatever the health interval: a check that runs past its
+   * interval delays the next one rather than failing (an engine slow to answer under load, or in a
+   * collection pause, is not dead; with a short interval the deadline would otherwise shrink with it).
+   */
   healthTimeoutMs?: number;
   /** A newly watched endpoint's first probes land at random in [0, min(interval, this)); default 250. */
   maxStartDelayMs?: number;
@@ -210,7 +214,7 @@ export class EndpointMonitor {
 
   private async check(agent: Agent, w: Watch, controller: AbortController): Promise<void> {
     const ep = w.endpoint;
-    const timeoutMs = Math.min(this.healthTimeoutMs, ep.healthIntervalMs);
+    const timeoutMs = this.healthTimeoutMs;
     let error: string | null;
     try {
       const res = await probe(agent, ep.url, ep.healthPath, controller, timeoutMs, false);

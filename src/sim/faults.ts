@@ -22,6 +22,8 @@ export interface FaultConfig {
   metricsStale: boolean;
   /** /health answers 503. */
   healthFail: boolean;
+  /** /health answers only after this delay (an engine slow to answer, not dead). */
+  healthDelayMs: number;
   /** Answer 429 with Retry-After when this many requests already wait (null: unbounded, like vLLM). */
   maxWaiting: number | null;
   retryAfterSeconds: number;
@@ -39,6 +41,7 @@ export function noFaults(): FaultConfig {
     metricsDelayMs: 0,
     metricsStale: false,
     healthFail: false,
+    healthDelayMs: 0,
     maxWaiting: null,
     retryAfterSeconds: 1,
   };
@@ -56,6 +59,7 @@ const FIELDS: Record<keyof FaultConfig, { kind: Kind; nullable: boolean }> = {
   metricsDelayMs: { kind: "ms", nullable: false },
   metricsStale: { kind: "bool", nullable: false },
   healthFail: { kind: "bool", nullable: false },
+  healthDelayMs: { kind: "ms", nullable: false },
   maxWaiting: { kind: "count", nullable: true },
   retryAfterSeconds: { kind: "seconds", nullable: false },
 };

@@ -347,6 +347,11 @@ describe("simulated replica: cancellation and faults", () => {
       );
       r.setFaults({ healthFail: true });
       assert.equal((await fetch(`${r.url}/health`)).status, 503);
+      r.setFaults({ healthFail: false, healthDelayMs: 150 });
+      t = performance.now();
+      assert.equal((await fetch(`${r.url}/health`)).status, 200);
+      assert.ok(performance.now() - t >= 140);
+      r.setFaults({ healthDelayMs: 0 });
       r.setFaults({ healthFail: false, maxWaiting: 1, retryAfterSeconds: 3 });
       const long = { model: "sim-7b", messages: [{ role: "user" as const, content: "x" }], max_tokens: 200 };
       const p1 = c.chat.completions.create(long);

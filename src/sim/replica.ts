@@ -176,7 +176,10 @@ export class SimReplica {
     if (m === "POST" && path === "/v1/completions") return this.completion("completion", req, res);
     if (m === "GET" && path === "/metrics") return this.serveMetrics(res);
     if (m === "GET" && (path === "/health" || path === "/health/ready" || path === "/ping")) {
-      res.writeHead(this.faults.healthFail ? 503 : 200).end();
+      const status = this.faults.healthFail ? 503 : 200;
+      if (this.faults.healthDelayMs > 0)
+        setTimeout(() => res.writeHead(status).end(), this.faults.healthDelayMs);
+      else res.writeHead(status).end();
       return;
     }
     if (m === "GET" && path === "/v1/models") return this.sendJson(res, 200, this.models());
