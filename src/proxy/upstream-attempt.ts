@@ -220,6 +220,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.started = true;
     res.writeHead(status, {
       "content-type": String(headers["content-type"] ?? "application/json"),
+      "content-length": String(body.length),
       ...this.plan.responseHeaders,
     });
     res.end(body);

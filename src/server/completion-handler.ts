@@ -51,7 +51,7 @@ export async function handleCompletion(
       // The rest of the body is not read: the connection cannot carry another request.
       if (e.code === "request_too_large" || e.code === "request_timeout")
         res.setHeader("connection", "close");
-      res.writeHead(e.status, e.headers()).end(e.body(rec.traceId));
+      e.send(res, rec.traceId);
     }
   } finally {
     if (clientGone.aborted && rec.httpStatus === 0) {

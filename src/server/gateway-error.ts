@@ -1,6 +1,8 @@
 // The gateway's error catalogue: every error a caller can see has a stable code, an HTTP status and the
 // OpenAI error shape, extended as in seed 004 with retry_after_seconds, route and fallback_options.
 
+import type { ServerResponse } from "node:http";
+
 export type GatewayErrorCode =
   | "invalid_json"
   | "invalid_request"
@@ -94,12 +96,27 @@ export class GatewayError extends Error {
     });
   }
 
+  /** Answers with this error: its status, headers and body, with a Content-Length (not chunked). */
+  send(res: ServerResponse, traceId: string): void {
+    sendBody(res, this.status, this.headers(), this.body(traceId));
+  }
+
   headers(): Record<string, string> {
     const h: Record<string, string> = { "content-type": "application/json" };
     if (this.retryAfterSeconds !== null)
       h["retry-after"] = String(Math.max(0, Math.ceil(this.retryAfterSeconds)));
     return h;
   }
+}
+
+/** A whole reply at once, with its Content-Length: a client reads it without chunked framing. */
+export function sendBody(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: string | Buffer,
+): void {
+  res.writeHead(status, { ...headers, "content-length": String(Buffer.byteLength(body)) }).end(body);
 }
 
 export function errorCatalogue(): { code: GatewayErrorCode; status: number; type: string }[] {

@@ -339,6 +339,22 @@ describe("gateway errors: OpenAI shape, stable code, the field at fault, nothing
     assert.equal(res.json.error.code, "not_found");
   });
 
+  it("whole replies — errors and non-streaming completions — carry a Content-Length, not chunks", async () => {
+    const bad = await raw(p, "{not json");
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get("content-length"), String(Buffer.byteLength(JSON.stringify(bad.json))));
+    assert.equal(bad.headers.get("transfer-encoding"), null);
+    const ok = await raw(
+      p,
+      JSON.stringify({ model: "summary-default", messages: [{ role: "user", content: "x" }], max_tokens: 3 }),
+      LIVE,
+    );
+    assert.equal(ok.status, 200);
+    assert.equal(ok.json.usage.completion_tokens, 3);
+    assert.ok(Number(ok.headers.get("content-length")) > 0);
+    assert.equal(ok.headers.get("transfer-encoding"), null);
+  });
+
   it("the openai client raises typed errors", async () => {
     await assert.rejects(
       client(p).chat.completions.create({ model: "nope", messages: [{ role: "user", content: "x" }] }),

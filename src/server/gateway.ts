@@ -25,7 +25,7 @@ import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { handleCompletion } from "./completion-handler.js";
 import { explainRequest } from "./explain.js";
-import { GatewayError } from "./gateway-error.js";
+import { GatewayError, sendBody } from "./gateway-error.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { Identifier } from "./identify.js";
 
@@ -211,7 +211,7 @@ export class Gateway implements GatewayRuntime {
       ? new GatewayError("method_not_allowed", `${req.method} is not allowed on ${path}`)
       : new GatewayError("not_found", `no route for ${req.method} ${path}`);
     req.resume();
-    res.writeHead(err.status, err.headers()).end(err.body("none"));
+    err.send(res, "none");
   }
 
   /** Health, readiness, metrics and the admin API; returns false when the path is not one of them. */
@@ -219,7 +219,7 @@ export class Gateway implements GatewayRuntime {
     const path = (req.url ?? "/").split("?", 1)[0];
     if (req.method === "GET") {
       if (path === "/health") {
-        res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+        sendBody(res, 200, { "content-type": "text/plain" }, "ok\n");
         return true;
       }
       if (path === "/ready") {
@@ -234,7 +234,7 @@ export class Gateway implements GatewayRuntime {
         return true;
       }
       if (path === "/metrics") {
-        res.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE }).end(this.metrics.registry.expose());
+        sendBody(res, 200, { "content-type": PROMETHEUS_CONTENT_TYPE }, this.metrics.registry.expose());
         return true;
       }
       if (path === "/admin/endpoints") {
@@ -265,7 +265,7 @@ export class Gateway implements GatewayRuntime {
     if (fallback404) {
       const err = new GatewayError("not_found", `no route for ${req.method} ${path}`);
       req.resume();
-      res.writeHead(err.status, err.headers()).end(err.body("none"));
+      err.send(res, "none");
       return true;
     }
     return false;
@@ -290,7 +290,7 @@ export class Gateway implements GatewayRuntime {
             : new GatewayError("invalid_json", `explain takes {"kind", "body"}: ${(err as Error).message}`, {
                 param: "body",
               });
-        res.writeHead(e.status, e.headers()).end(e.body("explain"));
+        e.send(res, "explain");
       }
     });
   }
@@ -306,7 +306,7 @@ export class Gateway implements GatewayRuntime {
   }
 
   private json(res: http.ServerResponse, status: number, value: unknown): void {
-    res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+    sendBody(res, status, { "content-type": "application/json" }, JSON.stringify(value));
   }
 
   /** A batch pause started or ended: one log event with the figure that decided it, and the metrics. */
