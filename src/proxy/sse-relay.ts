@@ -3,17 +3,13 @@
 // gateway must know — the first content token (TTFT), the usage frame (read, and dropped when the
 // caller did not ask for it), [DONE], and an error event.
 
+import { type StreamUsage, usageOf } from "./usage.js";
+
 const FRAME_END = Buffer.from("\n\n");
 const USAGE = Buffer.from('"usage":{');
 const DONE = Buffer.from("data: [DONE]");
 const ERROR = Buffer.from('data: {"error"');
 const CONTENT = /"(?:content|text)":"(?:[^"\\]|\\.)/;
-
-export interface StreamUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
-}
 
 export class SseRelay {
   /** When the first frame carrying generated text passed (performance.now()); NaN before. */
@@ -86,12 +82,9 @@ export class SseRelay {
       const stop = end < 0 ? data.length : end + 2;
       const frame = data.subarray(start, stop);
       if (frame.indexOf(USAGE) >= 0 && frame.indexOf('"choices":[]') >= 0) {
-        try {
-          const parsed = JSON.parse(frame.toString("utf8", 6).trim()) as { usage?: StreamUsage };
-          if (parsed.usage) this.usage = parsed.usage;
-        } catch {
-          // A malformed usage frame is passed on as it is; usage stays unknown (null in the log).
-        }
+        // A malformed usage frame is passed on as it is; usage stays unknown (null in the log).
+        const usage = usageOf(frame);
+        if (usage) this.usage = usage;
         if (!this.keepUsageFrame) {
           removed = true;
           start = stop;

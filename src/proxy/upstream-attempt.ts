@@ -10,7 +10,8 @@
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { type Dispatcher, errors as undiciErrors } from "undici";
 import { type EngineTiming, parseServerTiming } from "./server-timing.js";
-import { SseRelay, type StreamUsage } from "./sse-relay.js";
+import { SseRelay } from "./sse-relay.js";
+import { type StreamUsage, usageOf } from "./usage.js";
 
 export interface AttemptPlan {
   url: string;
@@ -365,28 +366,4 @@ function errorEvent(message: string, traceId: string): string {
   return `data: ${JSON.stringify({
     error: { message, type: "server_error", param: null, code: "upstream_error", trace_id: traceId },
   })}\n\n`;
-}
-
-/**
- * The `usage` object of a completion body, parsed on its own rather than with the whole body (which can
- * be long): from `"usage":` to its balanced closing brace. null when absent or malformed.
- */
-export function usageOf(body: Buffer): StreamUsage | null {
-  const key = body.lastIndexOf('"usage":');
-  if (key < 0) return null;
-  const start = body.indexOf(0x7b, key); // {
-  if (start < 0) return null;
-  let depth = 0;
-  for (let i = start; i < body.length; i++) {
-    const c = body[i];
-    if (c === 0x7b) depth++;
-    else if (c === 0x7d && --depth === 0) {
-      try {
-        return JSON.parse(body.toString("utf8", start, i + 1)) as StreamUsage;
-      } catch {
-        return null;
-      }
-    }
-  }
-  return null;
 }

@@ -1,6 +1,7 @@
 // What the gateway learns about one request as it passes the stages; turned into the one log line and
 // the metrics at the end, whatever happened.
 
+import { isoTime } from "../telemetry/iso-time.js";
 import type { RequestLogLine } from "../telemetry/request-log.js";
 
 export class RequestRecord {
@@ -59,7 +60,7 @@ export class RequestRecord {
       if (decode !== null && decode > 0) tps = Math.round(((this.outputTokens - 1) / decode) * 10000) / 10;
     }
     const line: RequestLogLine = {
-      ts: new Date().toISOString(),
+      ts: isoTime(),
       event: this.pool && this.attempts > 0 ? "inference.completed" : "inference.rejected",
       trace_id: this.traceId,
       tenant: this.tenant,

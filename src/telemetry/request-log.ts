@@ -2,6 +2,7 @@
 // batches so a busy gateway does not pay one write syscall per request.
 
 import { closeSync, openSync, writeSync } from "node:fs";
+import { isoTime } from "./iso-time.js";
 
 /** The fields of seed 004's log line, plus the gateway's own. */
 export interface RequestLogLine {
@@ -121,7 +122,7 @@ export class RequestLog {
   event(event: string, fields: Record<string, unknown>): void {
     this.eventListener?.(event, fields);
     if (this.discard) return;
-    this.push(JSON.stringify({ ts: new Date().toISOString(), event, ...fields }));
+    this.push(JSON.stringify({ ts: isoTime(), event, ...fields }));
   }
 
   /** Lines leave in batches: every FLUSH_MS, or at once when the batch is large. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { usageOf } from "./upstream-attempt.js";
+import { usageOf } from "./usage.js";
 
 describe("usage from a completion body", () => {
   it("reads the usage object wherever it sits, without parsing the choices", () => {
@@ -22,5 +22,13 @@ describe("usage from a completion body", () => {
   it("is null without usage or when it is cut off", () => {
     assert.equal(usageOf(Buffer.from('{"id":"x"}')), null);
     assert.equal(usageOf(Buffer.from('{"usage":{"prompt_tokens":1')), null);
+    assert.equal(usageOf(Buffer.from('{"usage":null,"x":{"prompt_tokens":1}}')), null);
+  });
+
+  it("reads a stream's usage frame", () => {
+    const frame = Buffer.from(
+      'data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage": {"prompt_tokens":5,"completion_tokens":2}}\n\n',
+    );
+    assert.deepEqual(usageOf(frame), { prompt_tokens: 5, completion_tokens: 2 });
   });
 });
