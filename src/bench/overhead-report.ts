@@ -2,6 +2,7 @@
 
 import type { OverheadReport } from "./overhead.js";
 import type { CpuFigures } from "./overhead-cpu.js";
+import { PACED_PROFILE, PACED_STREAMS, PACED_TOKENS } from "./overhead-paced.js";
 import {
   CONCURRENCY,
   MAX_OTHER_CORES,
@@ -38,7 +39,7 @@ export function markdown(r: OverheadReport): string {
       Object.values(by).map((x) => x.cpu.others_s / x.cpu.seconds),
     ),
   );
-  const repeated = [r.latency, r.streaming, r.throughput, r.relay].reduce(
+  const repeated = [r.latency, r.streaming, r.throughput, r.relay, r.paced_relay].reduce(
     (n, by) => n + Object.values(by).reduce((m, x) => m + x.attempts - 1, 0),
     0,
   );
@@ -181,6 +182,26 @@ export function markdown(r: OverheadReport): string {
           ...cores(x.cpu),
         ];
       }),
+    ),
+    "",
+    `## Streaming relay at an engine's pace (${PACED_STREAMS} concurrent streams of ${PACED_TOKENS} tokens, ` +
+      `engines \`${PACED_PROFILE}\`: every frame its own read and write)`,
+    "",
+    table(
+      ["path", "SSE events/s", "errors", "events per router CPU-s", "router µs per event", ...cpuHead],
+      present
+        .filter((p) => r.paced_relay[p])
+        .map((p) => {
+          const x = r.paced_relay[p]!;
+          return [
+            p,
+            v(x.events_per_s),
+            v(x.errors),
+            v(x.events_per_router_cpu_s),
+            v(x.router_us_per_event),
+            ...cores(x.cpu),
+          ];
+        }),
     ),
     "",
     "Added latency is the difference of the percentiles (path − direct), not a percentile of per-request " +

@@ -23,6 +23,7 @@ import {
   leastContended,
   type PathUnderTest,
 } from "./overhead-cpu.js";
+import { type PacedRelayFigures, runPacedRelay } from "./overhead-paced.js";
 import { type RelayCounter, relayStream } from "./overhead-relay.js";
 import { markdown } from "./overhead-report.js";
 import { CONCURRENCY, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
@@ -99,6 +100,8 @@ export interface OverheadReport {
   streaming: ByPath<StreamingFigures>;
   throughput: ByPath<ThroughputFigures>;
   relay: ByPath<RelayFigures>;
+  /** The relay with paced engines: one frame per read (overhead-paced.ts). */
+  paced_relay: ByPath<PacedRelayFigures>;
   targets: Target[];
 }
 
@@ -186,6 +189,8 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
         `${p.name.padEnd(9)} relay: ${r.events_per_s} events/s, ${r.events_per_router_cpu_s ?? "-"} per router CPU-s`,
       );
     }
+    // Not pinned: its engines and routers are processes of their own.
+    const pacedRelay = opts.pinned ? {} : await runPacedRelay(seconds, log);
     const report: OverheadReport = {
       benchmark: "overhead",
       quick: opts.quick,
@@ -222,7 +227,8 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
       streaming,
       throughput,
       relay,
-      targets: targets(latency, streaming, throughput, relay),
+      paced_relay: pacedRelay,
+      targets: targets(latency, streaming, throughput, relay, pacedRelay),
     };
     mkdirSync(opts.outDir, { recursive: true });
     const base = opts.pinned ? "overhead-pinned" : "overhead";
@@ -484,6 +490,7 @@ function targets(
   streaming: ByPath<StreamingFigures>,
   throughput: ByPath<ThroughputFigures>,
   relay: ByPath<RelayFigures>,
+  paced: ByPath<PacedRelayFigures>,
 ): Target[] {
   const added = (a: number | undefined, b: number | undefined) =>
     a === undefined || b === undefined ? null : round(a - b, 2);
@@ -497,6 +504,7 @@ function targets(
       ? round(throughput.tokengate.rps / throughput.nginx.rps, 3)
       : null;
   const perCpu = relay.tokengate?.events_per_router_cpu_s ?? null;
+  const pacedPerCpu = paced.tokengate?.events_per_router_cpu_s ?? null;
   const max = `≤ ${TARGETS.addedP99Ms} ms`;
   return [
     {
@@ -533,6 +541,13 @@ function targets(
       measured: perCpu,
       unit: "events",
       met: atLeast(perCpu, TARGETS.relayEventsPerCpuS),
+    },
+    {
+      name: "the same with paced engines (one frame per read)",
+      target: `≥ ${TARGETS.relayEventsPerCpuS}`,
+      measured: pacedPerCpu,
+      unit: "events",
+      met: atLeast(pacedPerCpu, TARGETS.relayEventsPerCpuS),
     },
   ];
 }
