@@ -109,7 +109,9 @@ export function describeConfig(config: GatewayConfigSet): string {
   }
   const g = config.gateway;
   const admin = g.admin.separate ? `${g.admin.host}:${g.admin.port}` : "same listener";
-  lines.push(`gateway: listen ${g.listen.host}:${g.listen.port}, metrics/admin on ${admin}`);
+  const heartbeat =
+    g.streaming.heartbeatMs > 0 ? `, stream heartbeat after ${g.streaming.heartbeatMs} ms` : "";
+  lines.push(`gateway: listen ${g.listen.host}:${g.listen.port}, metrics/admin on ${admin}${heartbeat}`);
   const t = g.auth.trustedUpstreams;
   const trusted = t
     ? `trusted upstreams ${t.addresses.map((a) => `${a.address}/${a.prefix}`).join(", ") || "any address"}${t.sharedSecretEnv || t.sharedSecret ? " with shared secret" : ""}`

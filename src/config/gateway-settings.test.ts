@@ -124,6 +124,7 @@ spec:
   limits: { maxBodyBytes: 1048576 }
   timeouts: { firstByteMs: 120000, totalMs: 900000 }
   retry: { maxAttempts: 1, budgetPercent: 0 }
+  streaming: { heartbeatMs: 15000 }
   logging: { prompts: true, destination: /var/log/tokengate.log }
 `);
     assert.ok(r.ok, errors(r).join("\n"));
@@ -133,6 +134,7 @@ spec:
     assert.deepEqual(g.timeouts, { connectMs: 2000, firstByteMs: 120000, idleMs: 30000, totalMs: 900000 });
     assert.deepEqual(g.retry, { maxAttempts: 1, budgetPercent: 0 });
     assert.deepEqual(g.limits, { maxBodyBytes: 1048576, bodyReadMs: 60000 });
+    assert.deepEqual(g.streaming, { heartbeatMs: 15000 });
     assert.deepEqual(g.logging, { prompts: true, destination: "/var/log/tokengate.log" });
     const ephemeral = load("  listen: { port: 0 }\n  admin: { port: 0 }\n");
     assert.ok(ephemeral.ok);
@@ -144,6 +146,7 @@ spec:
   limits: { bodyReadMs: 50 }
   timeouts: { idleMs: 700000 }
   retry: { maxAttempts: 0 }
+  streaming: { heartbeatMs: 50 }
   logging: { prompt: true }
 `),
       ),
@@ -152,6 +155,7 @@ spec:
         "spec.limits.bodyReadMs: must be >= 100, got 50",
         "spec.timeouts.idleMs: is 700000, longer than totalMs (600000)",
         "spec.retry.maxAttempts: must be a positive integer, got 0",
+        "spec.streaming.heartbeatMs: must be 0 (off) or at least 100, got 50",
         'spec.logging.prompt: unknown field "prompt" (did you mean "prompts"?)',
       ],
     );

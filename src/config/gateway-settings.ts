@@ -59,7 +59,7 @@ export interface AuthSettings {
  * A validated `GatewayConfig` document, or the defaults when there is none.
  * Defaults: listen 0.0.0.0:8080; admin (`/metrics`, admin API) on the same listener; no API keys, no trusted
  * upstreams, anonymous refused; body limit 4 MiB, read within 60 s; timeouts connect 2 s, first byte 60 s, idle 30 s,
- * total 600 s; 2 attempts with a 10% retry budget; prompts not logged; logs to stdout.
+ * total 600 s; 2 attempts with a 10% retry budget; no stream heartbeat; prompts not logged; logs to stdout.
  */
 export interface GatewaySettings {
   readonly listen: ListenAddress;
@@ -86,6 +86,16 @@ export interface GatewaySettings {
     /** Retries may add at most this percentage of recent requests (0 disables retries). */
     readonly budgetPercent: number;
   };
+  readonly streaming: {
+    /**
+     * A stream that has sent nothing for this long — waiting in the gateway's queue, or for the
+     * engine's first token — gets its headers and then an SSE comment every `heartbeatMs`, so that an
+     * idle timeout of a balancer or proxy in front does not cut it. Once its headers are out, a
+     * failure before the first token reaches the client as an error event, not as an HTTP status.
+     * 0: off (the default).
+     */
+    readonly heartbeatMs: number;
+  };
   readonly logging: {
     /** Log prompt and completion text; default false. */
     readonly prompts: boolean;
@@ -101,6 +111,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   limits: { maxBodyBytes: 4 * 1024 * 1024, bodyReadMs: 60_000 },
   timeouts: { connectMs: 2_000, firstByteMs: 60_000, idleMs: 30_000, totalMs: 600_000 },
   retry: { maxAttempts: 2, budgetPercent: 10 },
+  streaming: { heartbeatMs: 0 },
   logging: { prompts: false, destination: "stdout" },
 });
 
@@ -157,6 +168,11 @@ export function parseGatewaySettings(
     budgetPercent: r?.int("budgetPercent", { min: 0, max: 100 }) ?? d.retry.budgetPercent,
   };
   r?.done();
+  const st = spec.map("streaming");
+  const heartbeatMs = st?.int("heartbeatMs", { min: 0, max: 600_000 }) ?? d.streaming.heartbeatMs;
+  st?.done();
+  if (st && heartbeatMs > 0 && heartbeatMs < 100)
+    issues.error(st.at("heartbeatMs"), `must be 0 (off) or at least 100, got ${heartbeatMs}`);
   const g = spec.map("logging");
   const logging = {
     prompts: g?.bool("prompts") ?? d.logging.prompts,
@@ -171,6 +187,7 @@ export function parseGatewaySettings(
     limits: { maxBodyBytes, bodyReadMs },
     timeouts,
     retry,
+    streaming: { heartbeatMs },
     logging,
   };
 }

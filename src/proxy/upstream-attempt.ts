@@ -26,6 +26,8 @@ export interface AttemptPlan {
   timeouts: { firstByteMs: number; idleMs: number; totalMs: number };
   /** Streams: called when the first generated text passes to the client. */
   onFirstToken?: (() => void) | null;
+  /** Called just before the attempt first writes to the client (a stream heartbeat stops then). */
+  beforeFirstWrite?: (() => void) | null;
 }
 
 export type AttemptOutcome =
@@ -179,11 +181,14 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (!this.started) {
       this.started = true;
       this.lastDataAt = performance.now();
-      res.writeHead(200, {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache",
-        ...this.plan.responseHeaders,
-      });
+      this.plan.beforeFirstWrite?.();
+      // A heartbeat may have sent the headers already (without the endpoint's: it was not picked yet).
+      if (!res.headersSent)
+        res.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          ...this.plan.responseHeaders,
+        });
     }
     if (!res.write(out)) {
       controller.pause();
@@ -219,12 +224,18 @@ class Attempt implements Dispatcher.DispatchHandler {
     }
     const headers = this.headers!;
     this.started = true;
-    res.writeHead(status, {
-      "content-type": String(headers["content-type"] ?? "application/json"),
-      "content-length": String(body.length),
-      ...this.plan.responseHeaders,
-    });
-    res.end(body);
+    this.plan.beforeFirstWrite?.();
+    if (res.headersSent) {
+      // A stream whose heartbeat answered 200 already: the engine's refusal is its only event.
+      res.end(refusalEvent(status, body, this.plan.traceId));
+    } else {
+      res.writeHead(status, {
+        "content-type": String(headers["content-type"] ?? "application/json"),
+        "content-length": String(body.length),
+        ...this.plan.responseHeaders,
+      });
+      res.end(body);
+    }
     this.settle({
       kind: "done",
       status,
@@ -360,6 +371,27 @@ class Attempt implements Dispatcher.DispatchHandler {
       return this.abort(new Deadline("idle"));
     this.arm(now);
   };
+}
+
+/**
+ * An engine's refusal (4xx) as an SSE error event: its own `error` object (or its top-level one, as
+ * older vLLM sends) with the trace id, or its text as the message when it is not JSON.
+ */
+export function refusalEvent(status: number, body: Buffer, traceId: string): string {
+  let error: Record<string, unknown> | null = null;
+  try {
+    const parsed = JSON.parse(body.toString("utf8")) as unknown;
+    if (parsed !== null && typeof parsed === "object") {
+      const inner = (parsed as { error?: unknown }).error;
+      error = inner !== null && typeof inner === "object" ? { ...inner } : { ...parsed };
+      delete error.object;
+    }
+  } catch {
+    // not JSON: the text is the message
+  }
+  if (!error || typeof error.message !== "string")
+    error = { ...error, message: body.toString("utf8", 0, ERROR_DETAIL_BYTES) || `HTTP ${status}` };
+  return `data: ${JSON.stringify({ error: { type: "invalid_request_error", param: null, code: status, ...error, trace_id: traceId } })}\n\n`;
 }
 
 function errorEvent(message: string, traceId: string): string {

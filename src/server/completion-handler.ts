@@ -17,10 +17,16 @@ import { pickerFor } from "./pick-request.js";
 import { readBody } from "./request-body.js";
 import { RequestRecord } from "./request-record.js";
 import { RequestTicket } from "./request-ticket.js";
+import { StreamHeartbeat } from "./stream-heartbeat.js";
 
 const RETRY_LATER: readonly string[] = ["retry_later"];
 
 const PATHS: Record<ApiKind, string> = { chat: "/v1/chat/completions", completion: "/v1/completions" };
+
+/** What the request path leaves for the handler to finish: a stream's heartbeat, once armed. */
+interface Live {
+  heartbeat: StreamHeartbeat | null;
+}
 
 export async function handleCompletion(
   gw: GatewayRuntime,
@@ -35,8 +41,9 @@ export async function handleCompletion(
   res.on("close", () => {
     if (!res.writableFinished) clientGone.abort(new Error("client disconnected"));
   });
+  const live: Live = { heartbeat: null };
   try {
-    await serve(gw, kind, req, res, rec, clientGone);
+    await serve(gw, kind, req, res, rec, clientGone, live);
   } catch (err) {
     if (clientGone.aborted) return; // the caller left: logged as cancelled below
     const e =
@@ -47,13 +54,19 @@ export async function handleCompletion(
     rec.httpStatus = e.status;
     rec.status = e.status >= 500 ? "error" : "rejected";
     gw.metrics.rejections.labels(e.code, rec.tenant ?? "unknown").inc();
+    live.heartbeat?.stop();
     if (!res.headersSent && !res.destroyed) {
       // The rest of the body is not read: the connection cannot carry another request.
       if (e.code === "request_too_large" || e.code === "request_timeout")
         res.setHeader("connection", "close");
       e.send(res, rec.traceId);
+    } else if (live.heartbeat?.started && !res.destroyed && !res.writableEnded) {
+      // The heartbeat already answered 200: the error goes out as the stream's only event.
+      rec.httpStatus = 200;
+      res.end(`data: ${e.body(rec.traceId)}\n\n`);
     }
   } finally {
+    live.heartbeat?.stop();
     if (clientGone.aborted && rec.httpStatus === 0) {
       rec.clientCancelled = true;
       rec.status = "client_cancelled";
@@ -70,6 +83,7 @@ async function serve(
   res: ServerResponse,
   rec: RequestRecord,
   clientGone: ClientGone,
+  live: Live,
 ): Promise<void> {
   const config = gw.config;
   rec.configVersion = config.version;
@@ -171,6 +185,17 @@ async function serve(
   const now = Date.now();
   if (!pool.endpoints.some((e) => e.routable(now))) throw noEndpoint(pickAmong(pool.endpoints));
 
+  const heartbeatMs = config.gateway.streaming.heartbeatMs;
+  const heartbeat =
+    profile.stream && heartbeatMs > 0
+      ? new StreamHeartbeat(res, heartbeatMs, rec.t0, {
+          "x-ai-route-pool": decision.pool,
+          "x-ai-route-reason": decision.reason,
+          "x-ai-model-version": decision.modelVersion,
+        })
+      : null;
+  live.heartbeat = heartbeat;
+
   // Flow control: wait in the gateway's queue until an endpoint is below its saturation bounds.
   const flow = gw.flow.pools.get(decision.pool)!;
   const admitted = flow.admit(
@@ -195,6 +220,7 @@ async function serve(
     throw err;
   }
   rec.dispatchedAt = performance.now();
+  if (heartbeat) heartbeat.stage = "waiting for the first token";
   // A batch pause watching this pool hears of each streamed first token as it happens.
   const watched = profile.stream && gw.flow.watches(decision.pool);
   gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
@@ -232,6 +258,7 @@ async function serve(
           traceId: rec.traceId,
           timeouts,
           onFirstToken: watched ? () => gw.flow.observeTtft(decision.pool, performance.now() - rec.t0) : null,
+          beforeFirstWrite: heartbeat ? () => heartbeat.stop() : null,
         },
         res,
         clientGone,
@@ -286,7 +313,8 @@ async function serve(
       return;
     }
     ep.reportSuccess();
-    rec.httpStatus = outcome.status;
+    // After a heartbeat the client got 200 whatever the engine said (a refusal went out as an event).
+    rec.httpStatus = heartbeat?.started ? 200 : outcome.status;
     rec.firstTokenAt = outcome.firstTokenAt;
     rec.runtimeQueueMs = outcome.timing.queueMs;
     rec.prefillMs = outcome.timing.prefillMs;

@@ -32,6 +32,8 @@ export interface PlatformOptions {
   batchBorrowsLong?: boolean;
   /** summary-batch's maxQueueMs (default 300000). */
   batchMaxQueueMs?: number;
+  /** More lines (two-space indented) for the default GatewayConfig's spec. */
+  gatewayExtra?: string;
 }
 
 export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
@@ -131,7 +133,7 @@ spec:
   limits: { maxBodyBytes: 1048576 }
   timeouts: { connectMs: 500, firstByteMs: 5000, idleMs: 2000, totalMs: 20000 }
   retry: { maxAttempts: 2, budgetPercent: 100 }
-`;
+${opts.gatewayExtra ?? ""}`;
   const loaded = loadConfigTexts({ "pools.yaml": pools, "route.yaml": route, "gateway.yaml": gateway });
   if (!loaded.ok) throw new Error(loaded.errors.map((e) => `${e.path}: ${e.message}`).join("\n"));
   const gw = new Gateway(loaded.config, { logDestination: "none" });
