@@ -15,8 +15,18 @@ export interface Child {
 }
 
 /** Starts `tokengate <args>` and resolves once its output (stdout or stderr) matches `ready`. */
-export async function startTokengate(args: string[], ready: RegExp, timeoutMs = 15_000): Promise<Child> {
-  const proc = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+export function startTokengate(args: string[], ready: RegExp, timeoutMs = 15_000): Promise<Child> {
+  return startScript(MAIN, args, ready, timeoutMs);
+}
+
+/** Starts `node <script> <args>` likewise (the overhead benchmark's bare proxy). */
+export async function startScript(
+  script: string,
+  args: string[],
+  ready: RegExp,
+  timeoutMs = 15_000,
+): Promise<Child> {
+  const proc = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   proc.stdout!.on("data", (d: Buffer) => {
     out += d.toString();
@@ -26,7 +36,7 @@ export async function startTokengate(args: string[], ready: RegExp, timeoutMs = 
   });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`tokengate ${args[0]} did not start:\n${out}`)),
+      () => reject(new Error(`${label(script, args)} did not start:\n${out}`)),
       timeoutMs,
     );
     const check = () => {
@@ -42,7 +52,7 @@ export async function startTokengate(args: string[], ready: RegExp, timeoutMs = 
     proc.stderr!.on("data", check);
     proc.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`tokengate ${args[0]} exited with ${code}:\n${out}`));
+      reject(new Error(`${label(script, args)} exited with ${code}:\n${out}`));
     });
   });
   return {
@@ -105,4 +115,8 @@ export function treeTids(pid: number): number[] {
 export function pinTree(pid: number, cpuList: string): void {
   for (const p of treePids(pid))
     execFileSync("taskset", ["-a", "-p", "-c", cpuList, String(p)], { stdio: "ignore" });
+}
+
+function label(script: string, args: string[]): string {
+  return script === MAIN ? `tokengate ${args[0]}` : script;
 }

@@ -4,17 +4,17 @@
 // own, one decode step after the last: each frame is then one read and one write at the router, the
 // dearest case per frame and the one production sees. Here two `h100-llama8b` replicas pace the tokens
 // (a decode step every few ms for ~128 sequences each) and PACED_STREAMS streams run at once; direct,
-// tokengate and nginx are measured one after another, each behind its own router process.
+// tokengate, the bare Node proxy and nginx are measured one after another, each its own process.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Child, cpuSeconds, startTokengate, treeCpuSeconds } from "./child-process.js";
+import { type Child, cpuSeconds, startScript, startTokengate, treeCpuSeconds } from "./child-process.js";
 import { LeanClient } from "./lean-client.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
 import { writeOnePoolGateway } from "./one-pool-gateway.js";
 import { type CpuFigures, cpuMeter, leastContended, type PathUnderTest } from "./overhead-cpu.js";
-import type { PathName } from "./overhead-settings.js";
+import { BARE_PROXY, type PathName } from "./overhead-settings.js";
 import { round } from "./stats.js";
 
 export const PACED_PROFILE = "h100-llama8b";
@@ -72,6 +72,10 @@ export async function runPacedRelay(
       { name: "direct", urls: engines, routerCpu: null },
       { name: "tokengate", urls: [gwUrl], routerCpu: () => cpuSeconds(gw.pid) },
     ];
+    const bare = await startScript(BARE_PROXY, ["0", ...engines], /listening on http:\/\/[\d.]+:\d+/);
+    children.push(bare);
+    const bareUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(bare.output())![1]!;
+    paths.push({ name: "bare-node", urls: [bareUrl], routerCpu: () => cpuSeconds(bare.pid) });
     const ng = await startNginx({ upstreams: engines, balance: "least_conn" });
     if (!("skipped" in ng)) {
       nginx = ng;

@@ -5,7 +5,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Child, cpuSeconds, pinTree, startTokengate, treeCpuSeconds } from "./child-process.js";
+import {
+  type Child,
+  cpuSeconds,
+  pinTree,
+  startScript,
+  startTokengate,
+  treeCpuSeconds,
+} from "./child-process.js";
 import { runClosedLoop, runOpenLoop, timedRequest } from "./load.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
 import { writeOnePoolGateway } from "./one-pool-gateway.js";
@@ -26,7 +33,7 @@ import {
 import { type PacedRelayFigures, runPacedRelay } from "./overhead-paced.js";
 import { type RelayCounter, relayStream } from "./overhead-relay.js";
 import { markdown } from "./overhead-report.js";
-import { CONCURRENCY, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
+import { BARE_PROXY, CONCURRENCY, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
 import { percentile, round } from "./stats.js";
 import { makeAgent, streamCompletion } from "./stream-client.js";
 
@@ -139,6 +146,10 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
       pinTree(gw.pid, ROUTER_CPU);
     }
     const gwUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
+    const bare = await startScript(BARE_PROXY, ["0", ...engines], /listening on http:\/\/[\d.]+:\d+/);
+    children.push(bare);
+    if (opts.pinned) pinTree(bare.pid, ROUTER_CPU);
+    const bareUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(bare.output())![1]!;
     const ng = await startNginx({ upstreams: engines, balance: "least_conn" });
     if (!("skipped" in ng)) nginx = ng;
     if (nginx && opts.pinned) pinTree(nginx.pid, ROUTER_CPU);
@@ -148,6 +159,7 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
     const paths: PathUnderTest[] = [
       { name: "direct", urls: engines, routerCpu: null },
       { name: "tokengate", urls: [gwUrl], routerCpu: () => cpuSeconds(gw.pid) },
+      { name: "bare-node", urls: [bareUrl], routerCpu: () => cpuSeconds(bare.pid) },
     ];
     if (nginx) paths.push({ name: "nginx", urls: [nginx.url], routerCpu: () => treeCpuSeconds(nginx!.pid) });
     const cpu = (p: PathUnderTest) => cpuMeter(sim.pid, p);
@@ -211,6 +223,8 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
           "everything at the same priority (raising the router made it preempt the engines at every token)",
         tokengate: "`tokengate gateway` child process, anonymous auth, request log to /dev/null",
         nginx: "nginx least_conn, 1 worker, keepalive 256, no buffering, no access log",
+        "bare-node":
+          "src/bench/bare-proxy.ts: node:http server, undici Pool per engine, least busy, res.write per chunk, nothing else (the stack's own price)",
         client:
           CLIENT_KIND === "lean"
             ? `this process; fixed-rate and throughput runs: the lean client (plain keep-alive sockets, ${CLIENT_CONNECTIONS} per origin, about half the undici client's CPU per request); relay and warm-up: undici Agent, ${CLIENT_CONNECTIONS} per origin`
