@@ -164,6 +164,50 @@ describe("stream heartbeats, end to end", () => {
     noLeaks(p);
   });
 
+  it("a client leaving while its stream is queued with heartbeats leaves nothing behind", async () => {
+    const p = await start({
+      profile: "h100-llama8b",
+      batchFlowControl: "{ maxInflight: 1 }",
+      gatewayExtra: HEARTBEAT,
+    });
+    p.replicas.batch[0]!.setFaults({ stallAfterTokens: 1, stallMs: 1500 });
+    const batchEp = p.gateway.pools.get("summary-batch")!.endpoints[0]!;
+    const holder = rawStream(p, BATCH, KEYS.quality, "hb-holder", 20);
+    await until(() => batchEp.inflightRequests === 1);
+    const ac = new AbortController();
+    const res = await fetch(`${p.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${KEYS.quality}`,
+        "x-ai-trace-id": "hb-gone",
+        ...BATCH,
+      },
+      body: JSON.stringify({
+        model: "summary-default",
+        messages: [{ role: "user", content: "x" }],
+        max_tokens: 8,
+        stream: true,
+      }),
+      signal: ac.signal,
+    });
+    // The headers came from the heartbeat: the request is still in the gateway's queue.
+    assert.equal(res.status, 200);
+    assert.equal(p.gateway.flow.pools.get("summary-batch")!.depth, 1);
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    assert.match(first, /^: tokengate: queued/);
+    ac.abort();
+    await until(() => p.gateway.flow.pools.get("summary-batch")!.depth === 0);
+    await until(() => p.lines.some((l) => l.trace_id === "hb-gone"));
+    const line = p.lines.find((l) => l.trace_id === "hb-gone")!;
+    assert.equal(line.status, "client_cancelled");
+    assert.equal(line.endpoint, null, "never sent to an engine");
+    assert.equal((await holder).status, 200);
+    noLeaks(p);
+    p.replicas.batch[0]!.setFaults({ stallAfterTokens: null, stallMs: null });
+  });
+
   it("an engine's refusal after the heartbeat started is the stream's error event", async () => {
     const p = await start({
       profile: "h100-llama8b",
