@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
 import { sampleText } from "../sim/sample-text.js";
-import { KEYS, type Platform, startPlatform } from "./testing/platform.js";
+import { KEYS, type Platform, suitePlatforms } from "./testing/platform.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
@@ -49,13 +49,8 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
 }
 
 describe("flow control, end to end", () => {
-  const platforms: Platform[] = [];
-  after(() => Promise.all(platforms.map((p) => p.stop())));
-  const start = async (opts: Parameters<typeof startPlatform>[0]) => {
-    const p = await startPlatform(opts);
-    platforms.push(p);
-    return p;
-  };
+  const { start, stopAll } = suitePlatforms();
+  after(stopAll);
 
   it("holds batch requests in the gateway queue while the pod is at its bound, and loses none", async () => {
     const p = await start({ profile: "h100-llama8b", batchFlowControl: "{ maxInflight: 1 }" });

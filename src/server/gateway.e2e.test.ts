@@ -8,7 +8,7 @@ import OpenAI from "openai";
 import { runRouteCommand } from "../cli/route.js";
 import { sampleText } from "../sim/sample-text.js";
 import { SEED_LOG_FIELDS } from "../telemetry/request-log.js";
-import { KEYS, type Platform, SECRET, startPlatform } from "./testing/platform.js";
+import { KEYS, openaiClient, type Platform, SECRET, startPlatform } from "./testing/platform.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,15 +17,7 @@ async function until(cond: () => boolean, ms = 10_000): Promise<void> {
   for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await sleep(10);
 }
 
-function client(p: Platform, headers: Record<string, string> = {}, key: string = KEYS.basic): OpenAI {
-  return new OpenAI({
-    baseURL: `${p.url}/v1`,
-    apiKey: key,
-    maxRetries: 0,
-    timeout: 15_000,
-    defaultHeaders: headers,
-  });
-}
+const client = openaiClient;
 
 async function raw(
   p: Platform,

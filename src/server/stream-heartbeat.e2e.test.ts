@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
 import { sampleText } from "../sim/sample-text.js";
-import { KEYS, type Platform, startPlatform } from "./testing/platform.js";
+import { KEYS, openaiClient, type Platform, suitePlatforms } from "./testing/platform.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
@@ -20,15 +20,7 @@ async function until(cond: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 
-function client(p: Platform, headers: Record<string, string>, key: string): OpenAI {
-  return new OpenAI({
-    baseURL: `${p.url}/v1`,
-    apiKey: key,
-    maxRetries: 0,
-    timeout: 15_000,
-    defaultHeaders: headers,
-  });
-}
+const client = openaiClient;
 
 /** A streaming request by fetch; the whole body as text. */
 async function rawStream(
@@ -63,13 +55,8 @@ const noLeaks = (p: Platform) => {
 };
 
 describe("stream heartbeats, end to end", () => {
-  const platforms: Platform[] = [];
-  after(() => Promise.all(platforms.map((p) => p.stop())));
-  const start = async (opts: Parameters<typeof startPlatform>[0]) => {
-    const p = await startPlatform(opts);
-    platforms.push(p);
-    return p;
-  };
+  const { start, stopAll } = suitePlatforms();
+  after(stopAll);
 
   it("a stream waiting for its first token gets headers and comments, then its frames", async () => {
     const p = await start({ gatewayExtra: HEARTBEAT });

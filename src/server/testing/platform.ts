@@ -1,6 +1,7 @@
 // Test fixture: a small version of seed 004's platform in one process — simulated replicas for three
 // pools and a gateway in front of them, every port picked free, every log line captured.
 
+import OpenAI from "openai";
 import { loadConfigTexts } from "../../config/index.js";
 import { makeEngineConfig } from "../../sim/engine-config.js";
 import { SimReplica } from "../../sim/replica.js";
@@ -159,5 +160,36 @@ ${opts.gatewayExtra ?? ""}`;
       await gw.stop();
       await Promise.all(all.map((r) => r.stop()));
     },
+  };
+}
+
+/** The official openai client against a platform's gateway: no retries, so a test sees every error. */
+export function openaiClient(
+  p: Platform,
+  headers: Record<string, string> = {},
+  key: string = KEYS.basic,
+): OpenAI {
+  return new OpenAI({
+    baseURL: `${p.url}/v1`,
+    apiKey: key,
+    maxRetries: 0,
+    timeout: 15_000,
+    defaultHeaders: headers,
+  });
+}
+
+/** Platforms started by one test suite; `stopAll` (for `after`) stops every one. */
+export function suitePlatforms(): {
+  start: (opts: PlatformOptions) => Promise<Platform>;
+  stopAll: () => Promise<unknown>;
+} {
+  const started: Platform[] = [];
+  return {
+    start: async (opts) => {
+      const p = await startPlatform(opts);
+      started.push(p);
+      return p;
+    },
+    stopAll: () => Promise.all(started.map((p) => p.stop())),
   };
 }
