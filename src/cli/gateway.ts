@@ -10,6 +10,8 @@ export const GATEWAY_USAGE = `Usage: tokengate gateway --config <file or folder>
 Serves POST /v1/chat/completions and /v1/completions (streaming and not), GET /v1/models, /health,
 /ready and /metrics (on the admin listener when GatewayConfig sets admin.port), and /admin/endpoints.
 Request logs: one JSON line per request on stdout (or GatewayConfig logging.destination).
+SIGTERM or SIGINT drains: no new connections, requests in progress finish for up to shutdown.drainMs
+(25 s), then the rest are cut; a second signal cuts them at once.
 
 Options:
   --config <path>   InferencePool, InferenceRoute and GatewayConfig documents (file or folder)
@@ -47,7 +49,13 @@ export async function runGatewayCommand(argv: string[]): Promise<number> {
     `tokengate gateway: listening on ${gw.url} (config ${gw.config.version}); metrics at ${gw.adminUrl}/metrics\n`,
   );
   await waitForSignal();
-  await gw.stop();
+  const drainMs = gw.config.gateway.shutdown.drainMs;
+  process.stderr.write(
+    `tokengate gateway: draining ${gw.activeRequests} request(s) for up to ${drainMs} ms; a second signal cuts them now\n`,
+  );
+  void waitForSignal().then(() => gw.hurry());
+  const { cut } = await gw.drain(drainMs);
+  process.stderr.write(`tokengate gateway: stopped${cut > 0 ? ` (${cut} request(s) cut)` : ""}\n`);
   return 0;
 }
 

@@ -125,6 +125,7 @@ spec:
   timeouts: { firstByteMs: 120000, totalMs: 900000 }
   retry: { maxAttempts: 1, budgetPercent: 0 }
   streaming: { heartbeatMs: 15000 }
+  shutdown: { drainMs: 0 }
   logging: { prompts: true, destination: /var/log/tokengate.log }
 `);
     assert.ok(r.ok, errors(r).join("\n"));
@@ -135,6 +136,7 @@ spec:
     assert.deepEqual(g.retry, { maxAttempts: 1, budgetPercent: 0 });
     assert.deepEqual(g.limits, { maxBodyBytes: 1048576, bodyReadMs: 60000 });
     assert.deepEqual(g.streaming, { heartbeatMs: 15000 });
+    assert.deepEqual(g.shutdown, { drainMs: 0 });
     assert.deepEqual(g.logging, { prompts: true, destination: "/var/log/tokengate.log" });
     const ephemeral = load("  listen: { port: 0 }\n  admin: { port: 0 }\n");
     assert.ok(ephemeral.ok);

@@ -59,7 +59,8 @@ export interface AuthSettings {
  * A validated `GatewayConfig` document, or the defaults when there is none.
  * Defaults: listen 0.0.0.0:8080; admin (`/metrics`, admin API) on the same listener; no API keys, no trusted
  * upstreams, anonymous refused; body limit 4 MiB, read within 60 s; timeouts connect 2 s, first byte 60 s, idle 30 s,
- * total 600 s; 2 attempts with a 10% retry budget; no stream heartbeat; prompts not logged; logs to stdout.
+ * total 600 s; 2 attempts with a 10% retry budget; no stream heartbeat; 25 s to drain on shutdown; prompts not
+ * logged; logs to stdout.
  */
 export interface GatewaySettings {
   readonly listen: ListenAddress;
@@ -96,6 +97,13 @@ export interface GatewaySettings {
      */
     readonly heartbeatMs: number;
   };
+  readonly shutdown: {
+    /**
+     * On SIGTERM: stop accepting connections, let requests in progress (queued ones too) finish for
+     * at most this long, then cut what is left. Below a Kubernetes pod's termination grace period.
+     */
+    readonly drainMs: number;
+  };
   readonly logging: {
     /** Log prompt and completion text; default false. */
     readonly prompts: boolean;
@@ -112,6 +120,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   timeouts: { connectMs: 2_000, firstByteMs: 60_000, idleMs: 30_000, totalMs: 600_000 },
   retry: { maxAttempts: 2, budgetPercent: 10 },
   streaming: { heartbeatMs: 0 },
+  shutdown: { drainMs: 25_000 },
   logging: { prompts: false, destination: "stdout" },
 });
 
@@ -173,6 +182,9 @@ export function parseGatewaySettings(
   st?.done();
   if (st && heartbeatMs > 0 && heartbeatMs < 100)
     issues.error(st.at("heartbeatMs"), `must be 0 (off) or at least 100, got ${heartbeatMs}`);
+  const sd = spec.map("shutdown");
+  const drainMs = sd?.int("drainMs", { min: 0, max: 3_600_000 }) ?? d.shutdown.drainMs;
+  sd?.done();
   const g = spec.map("logging");
   const logging = {
     prompts: g?.bool("prompts") ?? d.logging.prompts,
@@ -188,6 +200,7 @@ export function parseGatewaySettings(
     timeouts,
     retry,
     streaming: { heartbeatMs },
+    shutdown: { drainMs },
     logging,
   };
 }

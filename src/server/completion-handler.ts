@@ -72,6 +72,12 @@ export async function handleCompletion(
       rec.status = "client_cancelled";
       rec.httpStatus = 499;
     }
+    if (gw.cutting && rec.clientCancelled) {
+      // Not the client: the gateway cut it at the end of its shutdown drain.
+      rec.clientCancelled = false;
+      rec.status = "shutdown";
+      rec.errorCode = "gateway_shutdown";
+    }
     settle(gw, rec);
   }
 }
@@ -290,7 +296,7 @@ async function serve(
       rec.clientCancelled = true;
       rec.status = "client_cancelled";
       rec.httpStatus = 499;
-      gw.metrics.clientCancels.labels(decision.pool).inc();
+      if (!gw.cutting) gw.metrics.clientCancels.labels(decision.pool).inc();
       return;
     }
     if (outcome.kind === "total_timeout") {

@@ -46,5 +46,7 @@ export interface GatewayRuntime {
   readonly identifier: Identifier;
   readonly correction: TokenCorrection;
   readonly flow: FlowControl<Placement>;
+  /** The drain's deadline passed and the connections still open are being cut (logged as `shutdown`). */
+  readonly cutting: boolean;
   dispatcher(endpoint: EndpointState): Dispatcher;
 }

@@ -53,6 +53,12 @@ export class Gateway implements GatewayRuntime {
   private boundPort = 0;
   private adminPort = 0;
   private capacityTimer: NodeJS.Timeout | null = null;
+  /** Completion requests in progress (queued, waiting or streaming). */
+  private active = 0;
+  private draining = false;
+  private drainUntil = 0;
+  cutting = false;
+  private stopping: Promise<void> | null = null;
   /** The event loop's own delays; a window whose worst passes 100 ms is logged as `gateway.loop-stall`. */
   private readonly loopDelay = new LoopDelayMonitor(10_000, 10, (w) =>
     this.log.event("gateway.loop-stall", { max_ms: w.maxMs, p99_ms: w.p99Ms, window_s: 10 }),
@@ -180,7 +186,54 @@ export class Gateway implements GatewayRuntime {
     }
   }
 
-  async stop(): Promise<void> {
+  private readonly requestDone = (): void => {
+    this.active--;
+  };
+
+  /** Completion requests in progress. */
+  get activeRequests(): number {
+    return this.active;
+  }
+
+  /**
+   * Graceful shutdown: readiness turns 503, no new connection is accepted, idle keep-alive connections
+   * close and busy ones close after their reply; requests in progress — queued ones too — may finish
+   * for up to `maxMs` (GatewayConfig shutdown.drainMs). Then what is left is cut (logged with status
+   * `shutdown`, its engine request aborted) and the gateway stops. Resolves with how many were cut.
+   */
+  async drain(maxMs = this.config.gateway.shutdown.drainMs): Promise<{ cut: number }> {
+    if (!this.draining) {
+      this.draining = true;
+      this.drainUntil = Date.now() + maxMs;
+      this.log.event("gateway.draining", { in_flight: this.active, drain_ms: maxMs });
+      this.server.close();
+      this.server.closeIdleConnections();
+    }
+    while (this.active > 0 && Date.now() < this.drainUntil) await sleep(20);
+    const cut = this.active;
+    if (cut > 0) {
+      this.cutting = true;
+      this.server.closeAllConnections();
+      // Their handlers see the client gone, abort upstream, release counters and log; give them a moment.
+      for (const until = Date.now() + 2000; this.active > 0 && Date.now() < until; ) await sleep(10);
+    }
+    this.log.event("gateway.drained", { cut });
+    await this.stop();
+    return { cut };
+  }
+
+  /** Ends a drain now (a second signal): whatever is still in progress is cut. */
+  hurry(): void {
+    this.drainUntil = 0;
+  }
+
+  /** Stops at once (connections cut); idempotent. `drain()` is the graceful way. */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopNow();
+    return this.stopping;
+  }
+
+  private async stopNow(): Promise<void> {
     this.loopDelay.stop();
     if (this.capacityTimer) clearInterval(this.capacityTimer);
     this.flow.stop();
@@ -192,12 +245,16 @@ export class Gateway implements GatewayRuntime {
 
   private route(req: http.IncomingMessage, res: http.ServerResponse): void {
     const path = (req.url ?? "/").split("?", 1)[0];
+    // Draining: a request on a connection kept alive is still served, and the connection then closed.
+    if (this.draining) res.setHeader("connection", "close");
     if (req.method === "POST" && path === "/v1/chat/completions") {
-      void handleCompletion(this, "chat", req, res);
+      this.active++;
+      void handleCompletion(this, "chat", req, res).finally(this.requestDone);
       return;
     }
     if (req.method === "POST" && path === "/v1/completions") {
-      void handleCompletion(this, "completion", req, res);
+      this.active++;
+      void handleCompletion(this, "completion", req, res).finally(this.requestDone);
       return;
     }
     if (req.method === "GET" && path === "/v1/models") return this.json(res, 200, this.models());
@@ -220,6 +277,10 @@ export class Gateway implements GatewayRuntime {
     if (req.method === "GET") {
       if (path === "/health") {
         sendBody(res, 200, { "content-type": "text/plain" }, "ok\n");
+        return true;
+      }
+      if (path === "/ready" && this.draining) {
+        this.json(res, 503, { ready: false, draining: true, in_flight: this.active });
         return true;
       }
       if (path === "/ready") {
@@ -380,4 +441,8 @@ function close(server: http.Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }
