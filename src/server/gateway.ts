@@ -1,6 +1,5 @@
 // The running gateway: builds pools of endpoint states from the config, keeps them fresh with the
-// endpoint monitor, serves the OpenAI API and the admin surface (health, readiness, metrics, endpoint
-// snapshots), and shuts down cleanly.
+// endpoint monitor, serves the OpenAI API (the admin surface is admin-routes.ts), and drains and stops.
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -21,11 +20,10 @@ import { TokenCorrection } from "../profile/token-correction.js";
 import { RetryBudget } from "../proxy/retry-budget.js";
 import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
-import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
+import { routeAdmin, sendJson } from "./admin-routes.js";
 import { handleCompletion } from "./completion-handler.js";
-import { explainRequest } from "./explain.js";
-import { GatewayError, sendBody } from "./gateway-error.js";
+import { GatewayError } from "./gateway-error.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { Identifier } from "./identify.js";
 
@@ -124,7 +122,7 @@ export class Gateway implements GatewayRuntime {
       handler,
     );
     this.adminServer = g.admin.separate
-      ? http.createServer((req, res) => this.routeAdmin(req, res, true))
+      ? http.createServer((req, res) => routeAdmin(this, req, res, true))
       : null;
   }
 
@@ -195,6 +193,10 @@ export class Gateway implements GatewayRuntime {
     return this.active;
   }
 
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
   /**
    * Graceful shutdown: readiness turns 503, no new connection is accepted, idle keep-alive connections
    * close and busy ones close after their reply; requests in progress — queued ones too — may finish
@@ -257,10 +259,10 @@ export class Gateway implements GatewayRuntime {
       void handleCompletion(this, "completion", req, res).finally(this.requestDone);
       return;
     }
-    if (req.method === "GET" && path === "/v1/models") return this.json(res, 200, this.models());
-    if (!this.adminServer && this.routeAdmin(req, res, false)) return;
+    if (req.method === "GET" && path === "/v1/models") return sendJson(res, 200, this.models());
+    if (!this.adminServer && routeAdmin(this, req, res, false)) return;
     if (req.method === "GET" && (path === "/health" || path === "/ready")) {
-      this.routeAdmin(req, res, true);
+      routeAdmin(this, req, res, true);
       return;
     }
     const known = ["/v1/chat/completions", "/v1/completions", "/v1/models"].includes(path ?? "");
@@ -271,91 +273,6 @@ export class Gateway implements GatewayRuntime {
     err.send(res, "none");
   }
 
-  /** Health, readiness, metrics and the admin API; returns false when the path is not one of them. */
-  private routeAdmin(req: http.IncomingMessage, res: http.ServerResponse, fallback404: boolean): boolean {
-    const path = (req.url ?? "/").split("?", 1)[0];
-    if (req.method === "GET") {
-      if (path === "/health") {
-        sendBody(res, 200, { "content-type": "text/plain" }, "ok\n");
-        return true;
-      }
-      if (path === "/ready" && this.draining) {
-        this.json(res, 503, { ready: false, draining: true, in_flight: this.active });
-        return true;
-      }
-      if (path === "/ready") {
-        const now = Date.now();
-        const notReady = [...this.pools.values()]
-          .filter((p) => !p.endpoints.some((e) => e.routable(now)))
-          .map((p) => p.name);
-        this.json(res, notReady.length === 0 ? 200 : 503, {
-          ready: notReady.length === 0,
-          pools_without_endpoints: notReady,
-        });
-        return true;
-      }
-      if (path === "/metrics") {
-        sendBody(res, 200, { "content-type": PROMETHEUS_CONTENT_TYPE }, this.metrics.registry.expose());
-        return true;
-      }
-      if (path === "/admin/endpoints") {
-        const now = Date.now();
-        this.json(
-          res,
-          200,
-          [...this.pools.values()].map((p) => ({
-            pool: p.name,
-            endpoints: p.endpoints.map((e) => e.snapshot(now)),
-          })),
-        );
-        return true;
-      }
-      if (path === "/admin/config") {
-        this.json(res, 200, {
-          version: this.config.version,
-          sources: this.config.sources,
-          documents: this.config.documents,
-        });
-        return true;
-      }
-    }
-    if (req.method === "POST" && path === "/admin/explain") {
-      this.explain(req, res);
-      return true;
-    }
-    if (fallback404) {
-      const err = new GatewayError("not_found", `no route for ${req.method} ${path}`);
-      req.resume();
-      err.send(res, "none");
-      return true;
-    }
-    return false;
-  }
-
-  /** POST /admin/explain: `{ "kind": "chat" | "completion", "body": {...} }` plus the request's X-AI-* headers. */
-  private explain(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      try {
-        const input = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-          kind?: unknown;
-          body?: unknown;
-        };
-        const kind = input.kind === "completion" ? "completion" : "chat";
-        this.json(res, 200, explainRequest(this, kind, input.body, req.headers));
-      } catch (err) {
-        const e =
-          err instanceof GatewayError
-            ? err
-            : new GatewayError("invalid_json", `explain takes {"kind", "body"}: ${(err as Error).message}`, {
-                param: "body",
-              });
-        e.send(res, "explain");
-      }
-    });
-  }
-
   private models(): unknown {
     const data = [...this.config.route.aliases.keys()].map((id) => ({
       id,
@@ -364,10 +281,6 @@ export class Gateway implements GatewayRuntime {
       owned_by: "tokengate",
     }));
     return { object: "list", data };
-  }
-
-  private json(res: http.ServerResponse, status: number, value: unknown): void {
-    sendBody(res, status, { "content-type": "application/json" }, JSON.stringify(value));
   }
 
   /** A batch pause started or ended: one log event with the figure that decided it, and the metrics. */
