@@ -49,7 +49,8 @@ export type AttemptOutcome =
       status: number | null;
       detail: string;
     }
-  | { kind: "cancelled"; started: boolean }
+  /** `firstTokenAt`: when a stream's first content token passed, NaN if none did. */
+  | { kind: "cancelled"; started: boolean; firstTokenAt: number }
   | { kind: "timeout_after_start"; detail: string }
   /** The whole-exchange deadline passed before any byte: retrying would only start the clock again. */
   | { kind: "total_timeout"; detail: string };
@@ -79,7 +80,8 @@ export function attemptUpstream(
   res: ServerResponse,
   clientGone: ClientGone,
 ): Promise<AttemptOutcome> {
-  if (clientGone.aborted) return Promise.resolve({ kind: "cancelled", started: false });
+  if (clientGone.aborted)
+    return Promise.resolve({ kind: "cancelled", started: false, firstTokenAt: Number.NaN });
   return new Promise<AttemptOutcome>((resolve) => {
     const attempt = new Attempt(plan, res, clientGone, resolve);
     dispatcher.dispatch(
@@ -219,7 +221,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     const status = this.status;
     const res = this.res;
     if (res.destroyed) {
-      this.settle({ kind: "cancelled", started: false });
+      this.settle({ kind: "cancelled", started: false, firstTokenAt: Number.NaN });
       return;
     }
     const headers = this.headers!;
@@ -250,7 +252,11 @@ class Attempt implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
     if (this.settled) return;
     if (this.clientLeft || this.clientGone.aborted) {
-      this.settle({ kind: "cancelled", started: this.started });
+      this.settle({
+        kind: "cancelled",
+        started: this.started,
+        firstTokenAt: this.relay?.firstContentAt ?? Number.NaN,
+      });
       return;
     }
     const reason = this.reason;

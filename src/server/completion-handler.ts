@@ -73,10 +73,12 @@ export async function handleCompletion(
       rec.httpStatus = 499;
     }
     if (gw.cutting && rec.clientCancelled) {
-      // Not the client: the gateway cut it at the end of its shutdown drain.
+      // Not the client: the gateway cut it at the end of its shutdown drain (a stream that had started
+      // got a gateway_shutdown event first; anything else, a closed connection).
       rec.clientCancelled = false;
       rec.status = "shutdown";
       rec.errorCode = "gateway_shutdown";
+      if (res.headersSent) rec.httpStatus = res.statusCode;
     }
     settle(gw, rec);
   }
@@ -293,6 +295,7 @@ async function serve(
       );
     }
     if (outcome.kind === "cancelled") {
+      rec.firstTokenAt = outcome.firstTokenAt;
       rec.clientCancelled = true;
       rec.status = "client_cancelled";
       rec.httpStatus = 499;

@@ -80,10 +80,19 @@ describe("graceful shutdown, end to end", () => {
     const stream = await openStream(p, "drain-cut", 600);
     const aborted = () => p.replicas.online.reduce((n, r) => n + r.engine.stats.finished.abort, 0);
     const before = aborted();
+    const reading = stream.rest(); // a client reads as frames come
     const { cut } = await p.gateway.drain(300);
     assert.equal(cut, 1);
-    const { text } = await stream.rest();
+    const { text, error } = await reading;
+    assert.ok(error, "the connection closed mid-stream");
     assert.ok(!text.includes("[DONE]"));
+    // Told why before the connection closed, in the error shape the openai client raises.
+    const event = text.split("\n").find((l) => l.startsWith('data: {"error"'));
+    assert.ok(event, text.slice(-300));
+    const err = JSON.parse(event.slice(6)).error;
+    assert.equal(err.code, "gateway_shutdown");
+    assert.equal(err.trace_id, "drain-cut");
+    assert.equal(err.retry_after_seconds, 1);
     assert.equal(p.gateway.activeRequests, 0);
     for (const until = Date.now() + 5000; aborted() === before && Date.now() < until; )
       await new Promise((r) => setTimeout(r, 10));
@@ -93,6 +102,8 @@ describe("graceful shutdown, end to end", () => {
     assert.equal(lines[0]!.status, "shutdown");
     assert.equal(lines[0]!.error_code, "gateway_shutdown");
     assert.equal(lines[0]!.client_cancelled, false);
+    assert.equal(lines[0]!.http_status, 200, "what the client got");
+    assert.ok((lines[0]!.ttft_ms ?? 0) > 0, "its first token had passed");
     noLeaks(p);
   });
 });

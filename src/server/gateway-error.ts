@@ -22,6 +22,7 @@ export type GatewayErrorCode =
   | "upstream_error"
   | "upstream_timeout"
   | "upstream_unavailable"
+  | "gateway_shutdown"
   | "not_found"
   | "method_not_allowed"
   | "internal_error";
@@ -45,6 +46,7 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   upstream_error: { status: 502, type: "server_error" },
   upstream_timeout: { status: 504, type: "server_error" },
   upstream_unavailable: { status: 503, type: "service_unavailable_error" },
+  gateway_shutdown: { status: 503, type: "service_unavailable_error" },
   not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },
   internal_error: { status: 500, type: "server_error" },

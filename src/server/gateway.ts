@@ -16,6 +16,7 @@ import {
   sessionHeader,
   syncIndexCapacity,
 } from "../picker/picker-profile.js";
+import type { ApiKind } from "../profile/request-profile.js";
 import { TokenCorrection } from "../profile/token-correction.js";
 import { RetryBudget } from "../proxy/retry-budget.js";
 import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
@@ -53,6 +54,8 @@ export class Gateway implements GatewayRuntime {
   private capacityTimer: NodeJS.Timeout | null = null;
   /** Completion requests in progress (queued, waiting or streaming). */
   private active = 0;
+  /** Their responses: a stream still running at the drain's deadline is told why before it is cut. */
+  private readonly inProgress = new Set<http.ServerResponse>();
   private draining = false;
   private drainUntil = 0;
   cutting = false;
@@ -184,9 +187,14 @@ export class Gateway implements GatewayRuntime {
     }
   }
 
-  private readonly requestDone = (): void => {
-    this.active--;
-  };
+  private serveCompletion(kind: ApiKind, req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.active++;
+    this.inProgress.add(res);
+    void handleCompletion(this, kind, req, res).finally(() => {
+      this.active--;
+      this.inProgress.delete(res);
+    });
+  }
 
   /** Completion requests in progress. */
   get activeRequests(): number {
@@ -215,7 +223,28 @@ export class Gateway implements GatewayRuntime {
     const cut = this.active;
     if (cut > 0) {
       this.cutting = true;
-      this.server.closeAllConnections();
+      // A stream that has started is told why (an error event, which the openai client raises) and its
+      // connection closed after the event has left; anything else in progress is closed at once.
+      // Either way the handler sees its client gone: engine request aborted, counters released, logged.
+      const told: http.ServerResponse[] = [];
+      for (const res of this.inProgress) {
+        if (startedStream(res)) {
+          const e = new GatewayError(
+            "gateway_shutdown",
+            "the gateway shut down before this stream finished",
+            {
+              retryAfterSeconds: 1,
+              fallbackOptions: ["retry_later"],
+            },
+          );
+          res.write(`data: ${e.body(String(res.getHeader("x-ai-trace-id") ?? "none"))}\n\n`);
+          told.push(res);
+        } else {
+          res.socket?.destroy();
+        }
+      }
+      await new Promise((r) => setImmediate(r)); // a response's writes leave on the next tick
+      for (const res of told) res.socket?.end();
       // Their handlers see the client gone, abort upstream, release counters and log; give them a moment.
       for (const until = Date.now() + 2000; this.active > 0 && Date.now() < until; ) await sleep(10);
     }
@@ -250,13 +279,11 @@ export class Gateway implements GatewayRuntime {
     // Draining: a request on a connection kept alive is still served, and the connection then closed.
     if (this.draining) res.setHeader("connection", "close");
     if (req.method === "POST" && path === "/v1/chat/completions") {
-      this.active++;
-      void handleCompletion(this, "chat", req, res).finally(this.requestDone);
+      this.serveCompletion("chat", req, res);
       return;
     }
     if (req.method === "POST" && path === "/v1/completions") {
-      this.active++;
-      void handleCompletion(this, "completion", req, res).finally(this.requestDone);
+      this.serveCompletion("completion", req, res);
       return;
     }
     if (req.method === "GET" && path === "/v1/models") return sendJson(res, 200, this.models());
@@ -358,4 +385,14 @@ function close(server: http.Server): Promise<void> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A streamed reply under way: its headers are out and its end is not. */
+function startedStream(res: http.ServerResponse): boolean {
+  return (
+    res.headersSent &&
+    !res.writableEnded &&
+    !res.destroyed &&
+    String(res.getHeader("content-type") ?? "").startsWith("text/event-stream")
+  );
 }
