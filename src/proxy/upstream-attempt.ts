@@ -9,6 +9,7 @@
 
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { type Dispatcher, errors as undiciErrors } from "undici";
+import { errorEvent, refusalEvent } from "./error-events.js";
 import { type EngineTiming, parseServerTiming } from "./server-timing.js";
 import { SseRelay } from "./sse-relay.js";
 import { type StreamUsage, usageOf } from "./usage.js";
@@ -377,31 +378,4 @@ class Attempt implements Dispatcher.DispatchHandler {
       return this.abort(new Deadline("idle"));
     this.arm(now);
   };
-}
-
-/**
- * An engine's refusal (4xx) as an SSE error event: its own `error` object (or its top-level one, as
- * older vLLM sends) with the trace id, or its text as the message when it is not JSON.
- */
-export function refusalEvent(status: number, body: Buffer, traceId: string): string {
-  let error: Record<string, unknown> | null = null;
-  try {
-    const parsed = JSON.parse(body.toString("utf8")) as unknown;
-    if (parsed !== null && typeof parsed === "object") {
-      const inner = (parsed as { error?: unknown }).error;
-      error = inner !== null && typeof inner === "object" ? { ...inner } : { ...parsed };
-      delete error.object;
-    }
-  } catch {
-    // not JSON: the text is the message
-  }
-  if (!error || typeof error.message !== "string")
-    error = { ...error, message: body.toString("utf8", 0, ERROR_DETAIL_BYTES) || `HTTP ${status}` };
-  return `data: ${JSON.stringify({ error: { type: "invalid_request_error", param: null, code: status, ...error, trace_id: traceId } })}\n\n`;
-}
-
-function errorEvent(message: string, traceId: string): string {
-  return `data: ${JSON.stringify({
-    error: { message, type: "server_error", param: null, code: "upstream_error", trace_id: traceId },
-  })}\n\n`;
 }
