@@ -14,13 +14,12 @@ import { LeanClient } from "./lean-client.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
 import { writeOnePoolGateway } from "./one-pool-gateway.js";
 import { type CpuFigures, cpuMeter, leastContended, type PathUnderTest } from "./overhead-cpu.js";
-import { BARE_PROXY, type PathName } from "./overhead-settings.js";
+import { BARE_PROXY, MODEL, type PathName } from "./overhead-settings.js";
 import { round } from "./stats.js";
 
 export const PACED_PROFILE = "h100-llama8b";
 export const PACED_STREAMS = 256;
 export const PACED_TOKENS = 200;
-const MODEL = "m";
 
 export interface PacedRelayFigures {
   streams: number;

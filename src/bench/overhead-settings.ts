@@ -18,3 +18,33 @@ export const PATHS: PathName[] = ["direct", "tokengate", "bare-node", "nginx"];
 
 /** The bare Node proxy's script, run as a child process. */
 export const BARE_PROXY = fileURLToPath(new URL("./bare-proxy.js", import.meta.url));
+
+/** The served model the benchmark's engines and routes use, and the alias callers send. */
+export const MODEL = "m";
+/**
+ * Keep-alive connections per origin, as a real client's pool has. An unbounded pool turns any stall of
+ * the path into a burst of new connections that overflows the listen queue (SYNs dropped, retried after
+ * 1, 3, 7 s), which then measures the kernel's SYN back-off rather than the path; with a bound, requests
+ * wait in the client's queue instead, and that wait is counted in their latency.
+ */
+export const CLIENT_CONNECTIONS = 128;
+/**
+ * The fixed-rate measurements alternate between the paths in this many slices (the order rotating),
+ * so that other work on the machine — builds, tests, other benchmarks — falls on every path alike
+ * instead of on whichever path happened to run during it; each path's samples are pooled. Each slice
+ * starts with SLICE_WARMUP_MS of arrivals that are not counted (the path was idle meanwhile).
+ */
+export const SLICES = 20;
+export const SLICE_WARMUP_MS = 300;
+export const PROMPT = [
+  { role: "user", content: "Summarize: the printer on floor 3 is out of toner again, third time." },
+];
+export const SMALL = JSON.stringify({ model: MODEL, messages: PROMPT, max_tokens: 16 });
+/** As the undici stream client sends it (usage asked for, so the relay's usage path is exercised). */
+export const STREAM = JSON.stringify({
+  model: MODEL,
+  messages: PROMPT,
+  max_tokens: 16,
+  stream: true,
+  stream_options: { include_usage: true },
+});

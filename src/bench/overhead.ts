@@ -1,6 +1,8 @@
-// The gateway's overhead (issue 3): two `instant` engines reached directly, through tokengate and through
-// nginx (least_conn), measured one path after another in one run — added latency at a fixed 1,000 req/s,
-// maximum throughput, and the streaming relay's events per CPU-second. Reports go to bench-results/.
+// The gateway's overhead (issue 3): two `instant` engines reached directly, through tokengate, through a
+// bare Node proxy and through nginx (least_conn), in one run — added latency at a fixed 1,000 req/s
+// (overhead-fixed-rate.ts), maximum throughput, the streaming relay's events per CPU-second, and the
+// relay at an engine's pace (overhead-paced.ts); judged in overhead-targets.ts. Reports go to
+// bench-results/.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -13,28 +15,37 @@ import {
   startTokengate,
   treeCpuSeconds,
 } from "./child-process.js";
-import { runClosedLoop, runOpenLoop, timedRequest } from "./load.js";
+import { runClosedLoop, timedRequest } from "./load.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
 import { writeOnePoolGateway } from "./one-pool-gateway.js";
+import { CLIENT_KIND, fixedRateClient } from "./overhead-client.js";
+import { type Attempts, attemptsOf, cpuMeter, leastContended, type PathUnderTest } from "./overhead-cpu.js";
 import {
-  CLIENT_KIND,
-  type FixedRateClient,
-  type FixedRateResult,
-  fixedRateClient,
-} from "./overhead-client.js";
-import {
-  type Attempts,
-  attemptsOf,
-  type CpuFigures,
-  cpuMeter,
-  leastContended,
-  type PathUnderTest,
-} from "./overhead-cpu.js";
+  type LatencyFigures as LatencyRun,
+  latencyRun,
+  q,
+  type StreamingFigures as StreamingRun,
+  streamingRun,
+  usPerRequest,
+} from "./overhead-fixed-rate.js";
 import { type PacedRelayFigures, runPacedRelay } from "./overhead-paced.js";
 import { type RelayCounter, relayStream } from "./overhead-relay.js";
 import { markdown } from "./overhead-report.js";
-import { BARE_PROXY, CONCURRENCY, type PathName, RATE, RELAY_TOKENS } from "./overhead-settings.js";
-import { percentile, round } from "./stats.js";
+import {
+  BARE_PROXY,
+  CLIENT_CONNECTIONS,
+  CONCURRENCY,
+  MODEL,
+  type PathName,
+  PROMPT,
+  RATE,
+  RELAY_TOKENS,
+  SLICE_WARMUP_MS,
+  SLICES,
+  SMALL,
+} from "./overhead-settings.js";
+import { type Target, targets } from "./overhead-targets.js";
+import { round } from "./stats.js";
 import { makeAgent, streamCompletion } from "./stream-client.js";
 
 export interface OverheadOptions {
@@ -49,54 +60,15 @@ export interface OverheadOptions {
   pinned?: boolean;
 }
 
-const MODEL = "m";
 /** With `pinned`: the last CPU for the router, the others for the client and the engines. */
 const ROUTER_CPU = String(cpus().length - 1);
 const CLIENT_CPUS = cpus().length > 2 ? `0-${cpus().length - 2}` : "0";
-/**
- * Keep-alive connections per origin, as a real client's pool has. An unbounded pool turns any stall of
- * the path into a burst of new connections that overflows the listen queue (SYNs dropped, retried after
- * 1, 3, 7 s), which then measures the kernel's SYN back-off rather than the path; with a bound, requests
- * wait in the client's queue instead, and that wait is counted in their latency.
- */
-const CLIENT_CONNECTIONS = 128;
-/**
- * The fixed-rate measurements alternate between the paths in this many slices (the order rotating),
- * so that other work on the machine — builds, tests, other benchmarks — falls on every path alike
- * instead of on whichever path happened to run during it; each path's samples are pooled. Each slice
- * starts with SLICE_WARMUP_MS of arrivals that are not counted (the path was idle meanwhile).
- */
-const SLICES = 20;
-const SLICE_WARMUP_MS = 300;
-export const TARGETS = { addedP99Ms: 2, throughputVsNginx: 0.35, relayEventsPerCpuS: 30_000 };
-const PROMPT = [
-  { role: "user", content: "Summarize: the printer on floor 3 is out of toner again, third time." },
-];
-const SMALL = JSON.stringify({ model: MODEL, messages: PROMPT, max_tokens: 16 });
-/** As the undici stream client sends it (usage asked for, so the relay's usage path is exercised). */
-const STREAM = JSON.stringify({
-  model: MODEL,
-  messages: PROMPT,
-  max_tokens: 16,
-  stream: true,
-  stream_options: { include_usage: true },
-});
-
-type ByPath<T> = Partial<Record<PathName, T>>;
+export type ByPath<T> = Partial<Record<PathName, T>>;
 type Repeated<T> = T & Attempts;
-type LatencyFigures = Repeated<ReturnType<typeof latencyFigures>>;
-type StreamingFigures = Repeated<ReturnType<typeof streamingFigures>>;
-type ThroughputFigures = Repeated<Awaited<ReturnType<typeof throughputRun>>>;
-type RelayFigures = Repeated<Awaited<ReturnType<typeof relayRun>>>;
-
-export interface Target {
-  name: string;
-  target: string;
-  measured: number | null;
-  unit: string;
-  /** null when it could not be measured (nginx missing). */
-  met: boolean | null;
-}
+export type LatencyFigures = Repeated<LatencyRun>;
+export type StreamingFigures = Repeated<StreamingRun>;
+export type ThroughputFigures = Repeated<Awaited<ReturnType<typeof throughputRun>>>;
+export type RelayFigures = Repeated<Awaited<ReturnType<typeof relayRun>>>;
 
 export interface OverheadReport {
   benchmark: "overhead";
@@ -283,145 +255,6 @@ async function warmUp(p: PathUnderTest): Promise<void> {
 
 const urlOf = (p: PathUnderTest, seq: number) => p.urls[seq % p.urls.length]!;
 
-function q(values: number[]): { p50: number; p90: number; p99: number; max: number } {
-  return {
-    p50: round(percentile(values, 50), 2),
-    p90: round(percentile(values, 90), 2),
-    p99: round(percentile(values, 99), 2),
-    max: round(percentile(values, 100), 2),
-  };
-}
-
-/** Router CPU per request in µs; null for direct. */
-const usPerRequest = (cpu: CpuFigures, n: number) =>
-  cpu.router_s === null || n === 0 ? null : round((cpu.router_s * 1e6) / n, 0);
-
-type Meter = ReturnType<typeof cpuMeter>;
-
-interface PathSamples<T> {
-  results: T[];
-  dropped: number;
-  lateMs: number[];
-  elapsedMs: number;
-  cpu: CpuFigures;
-}
-
-/**
- * Open-loop load at RATE on every path, in `slices` alternating slices of `seconds / slices` each; a
- * path keeps its client connections from one slice to the next. Before each slice the load generator
- * collects its own garbage (when run with --expose-gc), so its GC pauses land between slices rather
- * than in whichever path's measurement they happened to hit. `cpu` sums the slices; its `others_s`
- * over all paths decides whether the whole measurement is repeated.
- */
-async function interleaved<T>(
-  paths: PathUnderTest[],
-  seconds: number,
-  slices: number,
-  meter: (p: PathUnderTest) => Meter,
-  send: (client: FixedRateClient, seq: number) => Promise<T>,
-): Promise<{ byPath: Map<PathName, PathSamples<T>>; cpu: CpuFigures }> {
-  const clients = new Map(paths.map((p) => [p.name, fixedRateClient(p.urls, CLIENT_CONNECTIONS)]));
-  const byPath = new Map<PathName, PathSamples<T>>();
-  const gc = (globalThis as { gc?: () => void }).gc;
-  for (let s = 0; s < slices; s++) {
-    for (let i = 0; i < paths.length; i++) {
-      const p = paths[(i + s) % paths.length]!;
-      const client = clients.get(p.name)!;
-      const cpu = meter(p);
-      gc?.();
-      const r = await runOpenLoop({
-        ratePerSec: RATE,
-        warmupMs: SLICE_WARMUP_MS,
-        durationMs: (seconds * 1000) / slices,
-        maxOutstanding: 2 * RATE,
-        onMeasureStart: cpu.reset,
-        send: (seq) => send(client, seq),
-      });
-      const used = cpu.read();
-      const acc = byPath.get(p.name);
-      if (!acc) {
-        byPath.set(p.name, { ...r, cpu: used });
-        continue;
-      }
-      acc.results.push(...r.results);
-      acc.dropped += r.dropped;
-      acc.lateMs.push(...r.lateMs);
-      acc.elapsedMs += r.elapsedMs;
-      acc.cpu = addCpu(acc.cpu, used);
-    }
-  }
-  await Promise.all([...clients.values()].map((c) => c.close()));
-  const cpu = [...byPath.values()].map((x) => x.cpu).reduce(addCpu);
-  return { byPath, cpu };
-}
-
-function addCpu(a: CpuFigures, b: CpuFigures): CpuFigures {
-  const sum = (x: number | null, y: number | null) => (x === null || y === null ? null : round(x + y, 2));
-  return {
-    seconds: round(a.seconds + b.seconds, 2),
-    client_s: round(a.client_s + b.client_s, 2),
-    engines_s: round(a.engines_s + b.engines_s, 2),
-    router_s: sum(a.router_s, b.router_s),
-    others_s: round(a.others_s + b.others_s, 2),
-  };
-}
-
-function byPathOf<T, F>(
-  r: { byPath: Map<PathName, PathSamples<T>>; cpu: CpuFigures },
-  figures: (x: PathSamples<T>) => F,
-): { byPath: Map<PathName, F>; cpu: CpuFigures } {
-  return { byPath: new Map([...r.byPath].map(([name, x]) => [name, figures(x)])), cpu: r.cpu };
-}
-
-async function latencyRun(
-  paths: PathUnderTest[],
-  seconds: number,
-  slices: number,
-  meter: (p: PathUnderTest) => Meter,
-) {
-  const r = await interleaved(paths, seconds, slices, meter, (client, seq) => client.send(seq, SMALL, false));
-  return byPathOf(r, latencyFigures);
-}
-
-/** What every fixed-rate figure reports besides its latencies: counts, rate, lateness, CPU. */
-function fixedRateCommon<T extends { error: string | null }>(r: PathSamples<T>, ok: readonly T[]) {
-  return {
-    offered_rps: RATE,
-    sent: r.results.length,
-    errors: r.results.length - ok.length,
-    error_sample: r.results.find((x) => x.error)?.error ?? null,
-    dropped: r.dropped,
-    achieved_rps: round(ok.length / (r.elapsedMs / 1000), 1),
-    generator_late_ms: { p50: round(percentile(r.lateMs, 50), 2), p99: round(percentile(r.lateMs, 99), 2) },
-    cpu: r.cpu,
-    router_cpu_us_per_request: usPerRequest(r.cpu, ok.length),
-  };
-}
-
-function latencyFigures(r: PathSamples<FixedRateResult>) {
-  const ok = r.results.filter((x) => !x.error);
-  return { ...fixedRateCommon(r, ok), latency_ms: q(ok.map((x) => x.ms)) };
-}
-
-async function streamingRun(
-  paths: PathUnderTest[],
-  seconds: number,
-  slices: number,
-  meter: (p: PathUnderTest) => Meter,
-) {
-  const r = await interleaved(paths, seconds, slices, meter, (client, seq) => client.send(seq, STREAM, true));
-  return byPathOf(r, streamingFigures);
-}
-
-function streamingFigures(r: PathSamples<FixedRateResult>) {
-  const ok = r.results.filter((x) => !x.error && x.contentFrames === 16);
-  return {
-    ...fixedRateCommon(r, ok),
-    ttft_ms: q(ok.map((x) => x.ttftMs)),
-    e2e_ms: q(ok.map((x) => x.e2eMs)),
-  };
-}
-
 async function throughputRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
   const client = fixedRateClient(p.urls, CLIENT_CONNECTIONS);
   const r = await runClosedLoop({
@@ -497,71 +330,4 @@ async function relayRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeo
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-function targets(
-  latency: ByPath<LatencyFigures>,
-  streaming: ByPath<StreamingFigures>,
-  throughput: ByPath<ThroughputFigures>,
-  relay: ByPath<RelayFigures>,
-  paced: ByPath<PacedRelayFigures>,
-): Target[] {
-  const added = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined ? null : round(a - b, 2);
-  const atMost = (v: number | null, max: number) => (v === null ? null : v <= max);
-  const atLeast = (v: number | null, min: number) => (v === null ? null : v >= min);
-  const nonStream = added(latency.tokengate?.latency_ms.p99, latency.direct?.latency_ms.p99);
-  const ttft = added(streaming.tokengate?.ttft_ms.p99, streaming.direct?.ttft_ms.p99);
-  const e2e = added(streaming.tokengate?.e2e_ms.p99, streaming.direct?.e2e_ms.p99);
-  const ratio =
-    throughput.tokengate && throughput.nginx
-      ? round(throughput.tokengate.rps / throughput.nginx.rps, 3)
-      : null;
-  const perCpu = relay.tokengate?.events_per_router_cpu_s ?? null;
-  const pacedPerCpu = paced.tokengate?.events_per_router_cpu_s ?? null;
-  const max = `≤ ${TARGETS.addedP99Ms} ms`;
-  return [
-    {
-      name: "added p99, non-streaming, 1,000 req/s",
-      target: max,
-      measured: nonStream,
-      unit: "ms",
-      met: atMost(nonStream, TARGETS.addedP99Ms),
-    },
-    {
-      name: "added p99 TTFT, streaming, 1,000 req/s",
-      target: max,
-      measured: ttft,
-      unit: "ms",
-      met: atMost(ttft, TARGETS.addedP99Ms),
-    },
-    {
-      name: "added p99 end-to-end, streaming, 1,000 req/s",
-      target: max,
-      measured: e2e,
-      unit: "ms",
-      met: atMost(e2e, TARGETS.addedP99Ms),
-    },
-    {
-      name: "max throughput, tokengate ÷ nginx",
-      target: `≥ ${TARGETS.throughputVsNginx}`,
-      measured: ratio,
-      unit: "",
-      met: atLeast(ratio, TARGETS.throughputVsNginx),
-    },
-    {
-      name: "streaming relay, SSE events per gateway CPU-second",
-      target: `≥ ${TARGETS.relayEventsPerCpuS}`,
-      measured: perCpu,
-      unit: "events",
-      met: atLeast(perCpu, TARGETS.relayEventsPerCpuS),
-    },
-    {
-      name: "the same with paced engines (one frame per read)",
-      target: `≥ ${TARGETS.relayEventsPerCpuS}`,
-      measured: pacedPerCpu,
-      unit: "events",
-      met: atLeast(pacedPerCpu, TARGETS.relayEventsPerCpuS),
-    },
-  ];
 }
