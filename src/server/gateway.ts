@@ -52,9 +52,10 @@ export class Gateway implements GatewayRuntime {
   private boundPort = 0;
   private adminPort = 0;
   private capacityTimer: NodeJS.Timeout | null = null;
-  /** Completion requests in progress (queued, waiting or streaming). */
-  private active = 0;
-  /** Their responses: a stream still running at the drain's deadline is told why before it is cut. */
+  /**
+   * The responses of completion requests in progress (queued, waiting or streaming): a drain waits for
+   * them, and tells a stream still running at its deadline why it is cut.
+   */
   private readonly inProgress = new Set<http.ServerResponse>();
   private draining = false;
   private drainUntil = 0;
@@ -188,17 +189,13 @@ export class Gateway implements GatewayRuntime {
   }
 
   private serveCompletion(kind: ApiKind, req: http.IncomingMessage, res: http.ServerResponse): void {
-    this.active++;
     this.inProgress.add(res);
-    void handleCompletion(this, kind, req, res).finally(() => {
-      this.active--;
-      this.inProgress.delete(res);
-    });
+    void handleCompletion(this, kind, req, res).finally(() => this.inProgress.delete(res));
   }
 
   /** Completion requests in progress. */
   get activeRequests(): number {
-    return this.active;
+    return this.inProgress.size;
   }
 
   get isDraining(): boolean {
@@ -215,12 +212,12 @@ export class Gateway implements GatewayRuntime {
     if (!this.draining) {
       this.draining = true;
       this.drainUntil = Date.now() + maxMs;
-      this.log.event("gateway.draining", { in_flight: this.active, drain_ms: maxMs });
+      this.log.event("gateway.draining", { in_flight: this.activeRequests, drain_ms: maxMs });
       this.server.close();
       this.server.closeIdleConnections();
     }
-    while (this.active > 0 && Date.now() < this.drainUntil) await sleep(20);
-    const cut = this.active;
+    while (this.activeRequests > 0 && Date.now() < this.drainUntil) await sleep(20);
+    const cut = this.activeRequests;
     if (cut > 0) {
       this.cutting = true;
       // A stream that has started is told why (an error event, which the openai client raises) and its
@@ -246,7 +243,7 @@ export class Gateway implements GatewayRuntime {
       await new Promise((r) => setImmediate(r)); // a response's writes leave on the next tick
       for (const res of told) res.socket?.end();
       // Their handlers see the client gone, abort upstream, release counters and log; give them a moment.
-      for (const until = Date.now() + 2000; this.active > 0 && Date.now() < until; ) await sleep(10);
+      for (const until = Date.now() + 2000; this.activeRequests > 0 && Date.now() < until; ) await sleep(10);
     }
     this.log.event("gateway.drained", { cut });
     await this.stop();
