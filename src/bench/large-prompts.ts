@@ -10,8 +10,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseEndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
-import { fakeEndpoint } from "../picker/framework/fake-endpoint.js";
 import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
+import { staticEndpoint } from "../picker/framework/static-endpoint.js";
 import { buildPickerProfile, createPrefixIndex, promptHashesFor } from "../picker/picker-profile.js";
 import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
 import { runClosedLoop } from "./load.js";
@@ -103,7 +103,7 @@ function inProcess(documents: string[]): LargePromptReport["in_process_us"] {
   if (!parsed.ok) throw new Error("default picker config must parse");
   const profile = buildPickerProfile(parsed.config);
   const index = createPrefixIndex(parsed.config);
-  const eps = Array.from({ length: REPLICAS }, (_, i) => fakeEndpoint(`engine-${i}`));
+  const eps = Array.from({ length: REPLICAS }, (_, i) => staticEndpoint(`engine-${i}`));
   const text = documents.map((d, i) => `${d}\n${i}`);
   const hashUs: number[] = [];
   const pickUs: number[] = [];

@@ -1,7 +1,7 @@
 // The Markdown of the overhead benchmark: the targets, then each measurement's paths side by side.
 
-import type { OverheadReport } from "./overhead.js";
 import type { CpuFigures } from "./overhead-cpu.js";
+import type { OverheadReport } from "./overhead-figures.js";
 import { PACED_PROFILE, PACED_STREAMS, PACED_TOKENS } from "./overhead-paced.js";
 import {
   CONCURRENCY,

@@ -5,21 +5,13 @@ import type {
   LatencyFigures,
   RelayFigures,
   StreamingFigures,
+  Target,
   ThroughputFigures,
-} from "./overhead.js";
+} from "./overhead-figures.js";
 import type { PacedRelayFigures } from "./overhead-paced.js";
 import { round } from "./stats.js";
 
 export const TARGETS = { addedP99Ms: 2, throughputVsNginx: 0.35, relayEventsPerCpuS: 30_000 };
-
-export interface Target {
-  name: string;
-  target: string;
-  measured: number | null;
-  unit: string;
-  /** null when it could not be measured (nginx missing). */
-  met: boolean | null;
-}
 
 export function targets(
   latency: ByPath<LatencyFigures>,

@@ -18,33 +18,32 @@ import {
 import { runClosedLoop, timedRequest } from "./load.js";
 import { type RunningNginx, startNginx } from "./nginx.js";
 import { writeOnePoolGateway } from "./one-pool-gateway.js";
-import { CLIENT_KIND, fixedRateClient } from "./overhead-client.js";
-import { type Attempts, attemptsOf, cpuMeter, leastContended, type PathUnderTest } from "./overhead-cpu.js";
-import {
-  type LatencyFigures as LatencyRun,
-  latencyRun,
-  q,
-  type StreamingFigures as StreamingRun,
-  streamingRun,
-  usPerRequest,
-} from "./overhead-fixed-rate.js";
-import { type PacedRelayFigures, runPacedRelay } from "./overhead-paced.js";
-import { type RelayCounter, relayStream } from "./overhead-relay.js";
+import { CLIENT_KIND } from "./overhead-client.js";
+import { attemptsOf, cpuMeter, leastContended, type PathUnderTest } from "./overhead-cpu.js";
+import type {
+  ByPath,
+  LatencyFigures,
+  OverheadReport,
+  RelayFigures,
+  StreamingFigures,
+  ThroughputFigures,
+} from "./overhead-figures.js";
+import { latencyRun, streamingRun } from "./overhead-fixed-rate.js";
+import { runPacedRelay } from "./overhead-paced.js";
 import { markdown } from "./overhead-report.js";
+import { relayRun, throughputRun, urlOf } from "./overhead-saturated.js";
 import {
   BARE_PROXY,
   CLIENT_CONNECTIONS,
   CONCURRENCY,
   MODEL,
-  type PathName,
   PROMPT,
   RATE,
-  RELAY_TOKENS,
   SLICE_WARMUP_MS,
   SLICES,
   SMALL,
 } from "./overhead-settings.js";
-import { type Target, targets } from "./overhead-targets.js";
+import { targets } from "./overhead-targets.js";
 import { round } from "./stats.js";
 import { makeAgent, streamCompletion } from "./stream-client.js";
 
@@ -63,27 +62,6 @@ export interface OverheadOptions {
 /** With `pinned`: the last CPU for the router, the others for the client and the engines. */
 const ROUTER_CPU = String(cpus().length - 1);
 const CLIENT_CPUS = cpus().length > 2 ? `0-${cpus().length - 2}` : "0";
-export type ByPath<T> = Partial<Record<PathName, T>>;
-type Repeated<T> = T & Attempts;
-export type LatencyFigures = Repeated<LatencyRun>;
-export type StreamingFigures = Repeated<StreamingRun>;
-export type ThroughputFigures = Repeated<Awaited<ReturnType<typeof throughputRun>>>;
-export type RelayFigures = Repeated<Awaited<ReturnType<typeof relayRun>>>;
-
-export interface OverheadReport {
-  benchmark: "overhead";
-  quick: boolean;
-  machine: Record<string, string | number>;
-  setup: Record<string, string | number>;
-  latency: ByPath<LatencyFigures>;
-  streaming: ByPath<StreamingFigures>;
-  throughput: ByPath<ThroughputFigures>;
-  relay: ByPath<RelayFigures>;
-  /** The relay with paced engines: one frame per read (overhead-paced.ts). */
-  paced_relay: ByPath<PacedRelayFigures>;
-  targets: Target[];
-}
-
 /** Runs the whole comparison, writes overhead.json and overhead.md under `outDir`, prints the Markdown. */
 export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport> {
   const seconds = opts.quick ? 3 : 10;
@@ -251,83 +229,4 @@ async function warmUp(p: PathUnderTest): Promise<void> {
     send: (_c, seq) => streamCompletion(url(seq), stream, { agent }),
   });
   await agent.close();
-}
-
-const urlOf = (p: PathUnderTest, seq: number) => p.urls[seq % p.urls.length]!;
-
-async function throughputRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
-  const client = fixedRateClient(p.urls, CLIENT_CONNECTIONS);
-  const r = await runClosedLoop({
-    concurrency: CONCURRENCY,
-    warmupMs: 1000,
-    onMeasureStart: cpu.reset,
-    durationMs: seconds * 1000,
-    send: (_c, seq) => client.send(seq, SMALL, false),
-  });
-  const used = cpu.read();
-  await client.close();
-  const ok = r.results.filter((x) => !x.error);
-  return {
-    concurrency: CONCURRENCY,
-    completed: ok.length,
-    errors: r.results.length - ok.length,
-    error_sample: r.results.find((x) => x.error)?.error ?? null,
-    rps: round(ok.length / (r.elapsedMs / 1000), 0),
-    latency_ms: q(ok.map((x) => x.ms)),
-    cpu: used,
-    router_cpu_us_per_request: usPerRequest(used, ok.length),
-    router_cores: used.router_s === null ? null : round(used.router_s / (r.elapsedMs / 1000), 2),
-  };
-}
-
-/**
- * Long streams, `CONCURRENCY` at a time, each restarted when it ends. SSE events are counted as bytes
- * arrive (a blank line ends each one), so the window [warm-up, warm-up + seconds] sees steady state.
- */
-async function relayRun(p: PathUnderTest, seconds: number, cpu: ReturnType<typeof cpuMeter>) {
-  const agent = makeAgent(CLIENT_CONNECTIONS);
-  const body = JSON.stringify({
-    model: MODEL,
-    messages: PROMPT,
-    max_tokens: RELAY_TOKENS,
-    ignore_eos: true,
-    stream: true,
-  });
-  const counter: RelayCounter = { events: 0, chunks: 0, streams: 0, errors: 0, error: null };
-  let stop = false;
-  const client = async (c: number) => {
-    for (let seq = c; !stop; seq += CONCURRENCY) await relayStream(urlOf(p, seq), body, agent, counter);
-  };
-  const clients = Array.from({ length: CONCURRENCY }, (_, c) => client(c));
-  await sleep(1000);
-  cpu.reset();
-  const e0 = counter.events;
-  const k0 = counter.chunks;
-  const t0 = performance.now();
-  await sleep(seconds * 1000);
-  const events = counter.events - e0;
-  const chunks = counter.chunks - k0;
-  const elapsed = (performance.now() - t0) / 1000;
-  const used = cpu.read();
-  stop = true;
-  await Promise.all(clients);
-  await agent.close();
-  return {
-    concurrency: CONCURRENCY,
-    max_tokens: RELAY_TOKENS,
-    streams_completed: counter.streams,
-    errors: counter.errors,
-    error_sample: counter.error,
-    events_per_s: round(events / elapsed, 0),
-    /** Events arrive coalesced in reads; more per read means less work per event for every hop. */
-    events_per_client_read: round(events / Math.max(1, chunks), 1),
-    cpu: used,
-    router_cores: used.router_s === null ? null : round(used.router_s / elapsed, 2),
-    events_per_router_cpu_s: used.router_s ? round(events / used.router_s, 0) : null,
-    events_per_engine_cpu_s: used.engines_s ? round(events / used.engines_s, 0) : null,
-  };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

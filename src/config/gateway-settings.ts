@@ -2,7 +2,7 @@
 // Every field has a default, so the document itself is optional.
 import { createHash } from "node:crypto";
 import { BlockList, isIP } from "node:net";
-import { deepFreeze } from "./config-set.js";
+import { deepFreeze } from "./deep-freeze.js";
 import type { Envelope } from "./envelope.js";
 import type { IssueList } from "./errors.js";
 import { FieldReader } from "./fields.js";

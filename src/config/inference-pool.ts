@@ -1,10 +1,10 @@
 // InferencePool: one group of engines serving one model — its engine dialect, the model name sent upstream,
 // and a static endpoint list (Kubernetes discovery comes later).
 
-import { DEFAULT_SATURATION, type SaturationBounds } from "../flow/saturation.js";
 import type { Envelope } from "./envelope.js";
 import type { IssueList, PathSegment } from "./errors.js";
 import { FieldReader } from "./fields.js";
+import { DEFAULT_SATURATION, type SaturationBounds } from "./saturation-bounds.js";
 
 export type EngineDialect = "vllm" | "sglang";
 export const ENGINE_DIALECTS: readonly EngineDialect[] = ["vllm", "sglang"];

@@ -1,11 +1,7 @@
 // Loads a config file or folder into a GatewayConfigSet, or into every error found (never a partial config).
 
-import {
-  type DocumentSummary,
-  deepFreeze,
-  type GatewayConfigSet,
-  type StoredDocument,
-} from "./config-set.js";
+import type { DocumentSummary, GatewayConfigSet, StoredDocument } from "./config-set.js";
+import { deepFreeze } from "./deep-freeze.js";
 import { type PlacedPickerConfig, parseEndpointPickerDoc, pickersByPool } from "./endpoint-picker.js";
 import { type ConfigKind, type Envelope, readEnvelope, skippedKind } from "./envelope.js";
 import { type ConfigError, type ConfigIssue, formatPath, IssueList } from "./errors.js";

@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { DEFAULT_POOL_FLOW } from "../config/inference-pool.js";
 import type { EngineReading } from "./dialects.js";
 import { EndpointState, metricsStalenessBound } from "./endpoint-state.js";
+import { snapshotOf } from "./snapshot.js";
 
 function endpoint(over: Partial<ConstructorParameters<typeof EndpointState>[0]> = {}): EndpointState {
   return new EndpointState({
@@ -216,7 +217,7 @@ describe("EndpointState: snapshot", () => {
     ep.recordHealth(true, 0, null, 2, 1);
     ep.recordScrape(reading({ loras: { max: 2, running: ["a"], waiting: [] } }), 1_000, 4);
     const lease = ep.acquire(50);
-    const snap = ep.snapshot(1_500);
+    const snap = snapshotOf(ep, 1_500);
     assert.deepEqual(JSON.parse(JSON.stringify(snap)), snap);
     assert.equal(snap.routable, true);
     assert.equal(snap.health.status, "healthy");

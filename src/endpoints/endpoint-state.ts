@@ -6,7 +6,6 @@ import { type HistogramBucket, histogramQuantile, subtractBuckets } from "../tel
 import type { EngineReading, LoraState } from "./dialects.js";
 import { Lease } from "./lease.js";
 import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
-import { type EndpointSnapshot, snapshotOf } from "./snapshot.js";
 
 export const MIN_METRICS_STALENESS_MS = 200;
 
@@ -276,10 +275,5 @@ export class EndpointState {
       this.ttftP95Seconds = p95;
       this.ttftWindowCount = n;
     }
-  }
-
-  /** A plain JSON-able copy for the admin API and `route explain`. */
-  snapshot(now = Date.now()): EndpointSnapshot {
-    return snapshotOf(this, now);
   }
 }

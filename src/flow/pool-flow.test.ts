@@ -5,7 +5,7 @@ import { DEFAULT_POOL_FLOW, type PoolFlowSettings } from "../config/inference-po
 import type { PauseWhen } from "../config/route-types.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { Lease } from "../endpoints/lease.js";
-import { GatewayError } from "../server/gateway-error.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import { LatencyWindow } from "./latency-window.js";
 import { PauseGate } from "./pause-gate.js";
 import { type FlowTicket, PoolFlow } from "./pool-flow.js";

@@ -3,7 +3,7 @@
 // until its maxQueueMs. A client that leaves while queued leaves the queue at once.
 
 import type { PoolFlowSettings } from "../config/inference-pool.js";
-import { GatewayError } from "../server/gateway-error.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import { FairQueue, type QueueEntry } from "./fair-queue.js";
 import type { PauseGate } from "./pause-gate.js";
 

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { EndpointState } from "../endpoints/endpoint-state.js";
+import { fakeEndpoint, pickRequest } from "../testing/fake-endpoint.js";
 import { FILTER_PARAMS, parseEndpointPickerConfig, SCORER_PARAMS } from "./config/endpoint-picker-config.js";
-import { fakeEndpoint, pickRequest } from "./framework/fake-endpoint.js";
 import { pickEndpoint } from "./framework/pick-endpoint.js";
 import {
   buildPickerProfile,

@@ -2,9 +2,10 @@
 // `node --expose-gc dist/picker/picker.bench.js` prints one pick's latency, hashing speed, index memory.
 
 import v8 from "node:v8";
+import { seededRandom } from "../sim/rng.js";
 import { parseEndpointPickerConfig } from "./config/endpoint-picker-config.js";
-import { fakeEndpoint, pickRequest, seededRandom } from "./framework/fake-endpoint.js";
 import { pickEndpoint } from "./framework/pick-endpoint.js";
+import { staticEndpoint, staticPickRequest } from "./framework/static-endpoint.js";
 import { buildPickerProfile } from "./picker-profile.js";
 import { promptBlockHashes } from "./prefix-index/block-hashes.js";
 import { PrefixIndex } from "./prefix-index/prefix-index.js";
@@ -90,7 +91,12 @@ function measurePick(): PickFigures {
   const profile = buildPickerProfile(config.config);
   const random = seededRandom(11);
   const eps = Array.from({ length: 64 }, (_, i) =>
-    fakeEndpoint(`pod-${i}`, { waiting: i % 7, running: 8, kvUsage: (i % 10) / 10, inflightTokens: i * 500 }),
+    staticEndpoint(`pod-${i}`, {
+      waiting: i % 7,
+      running: 8,
+      kvUsage: (i % 10) / 10,
+      inflightTokens: i * 500,
+    }),
   );
   const index = new PrefixIndex();
   // 64 shared system prompts of 256 blocks, each recorded on a few endpoints.
@@ -99,7 +105,7 @@ function measurePick(): PickFigures {
   );
   for (let i = 0; i < 2000; i++) index.record(eps[i % 64]!.name, prompts[i % 64]!);
   // Requests are built outside the timed region: the caller builds one per request anyway.
-  const requests = prompts.map((blockHashes) => pickRequest({ blockHashes, inputTokens: 4096 }));
+  const requests = prompts.map((blockHashes) => staticPickRequest({ blockHashes, inputTokens: 4096 }));
   const pick = (i: number) =>
     pickEndpoint(profile, { request: requests[i % 64]!, now: 0, prefixIndex: index, random }, eps);
 

@@ -3,7 +3,7 @@
 // Bad input is rejected here with the field at fault.
 
 import type { IncomingHttpHeaders } from "node:http";
-import { GatewayError } from "../server/gateway-error.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import { type ChatMessageLike, estimateChatTokens, estimateTextTokens } from "./token-estimate.js";
 
 export type ApiKind = "chat" | "completion";

@@ -3,9 +3,10 @@
 // the main listener, or on its own when GatewayConfig sets admin.port.
 
 import type http from "node:http";
+import { snapshotOf } from "../endpoints/snapshot.js";
+import { GatewayError, sendBody } from "../errors/gateway-error.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import { explainRequest } from "./explain.js";
-import { GatewayError, sendBody } from "./gateway-error.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
 
 /** What the admin surface reads of the running gateway beyond the request path's view. */
@@ -57,7 +58,7 @@ export function routeAdmin(
         200,
         [...gw.pools.values()].map((p) => ({
           pool: p.name,
-          endpoints: p.endpoints.map((e) => e.snapshot(now)),
+          endpoints: p.endpoints.map((e) => snapshotOf(e, now)),
         })),
       );
       return true;

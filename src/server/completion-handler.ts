@@ -5,12 +5,12 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import type { PickResult } from "../picker/framework/types.js";
 import { type ApiKind, profileRequest } from "../profile/request-profile.js";
 import { attemptUpstream } from "../proxy/upstream-attempt.js";
 import { routeRequest } from "../route/route-request.js";
 import { ClientGone } from "./client-gone.js";
-import { GatewayError } from "./gateway-error.js";
 import type { GatewayRuntime, Placement } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
 import { pickerFor } from "./pick-request.js";

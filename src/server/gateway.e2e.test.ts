@@ -8,7 +8,7 @@ import OpenAI from "openai";
 import { runRouteCommand } from "../cli/route.js";
 import { sampleText } from "../sim/sample-text.js";
 import { SEED_LOG_FIELDS } from "../telemetry/request-log.js";
-import { KEYS, openaiClient, type Platform, SECRET, startPlatform } from "./testing/platform.js";
+import { KEYS, openaiClient, type Platform, SECRET, startPlatform } from "../testing/platform.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

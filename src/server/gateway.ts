@@ -8,6 +8,7 @@ import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
 import { EndpointState } from "../endpoints/endpoint-state.js";
 import { EndpointMonitor } from "../endpoints/scraper.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import { FlowControl } from "../flow/flow-control.js";
 import type { PauseGate, PauseTransition } from "../flow/pause-gate.js";
 import {
@@ -24,7 +25,6 @@ import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { routeAdmin, sendJson } from "./admin-routes.js";
 import { handleCompletion } from "./completion-handler.js";
-import { GatewayError } from "./gateway-error.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { Identifier } from "./identify.js";
 

@@ -6,7 +6,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { BlockList } from "node:net";
 import type { AuthSettings } from "../config/gateway-settings.js";
-import { GatewayError } from "./gateway-error.js";
+import { GatewayError } from "../errors/gateway-error.js";
 
 export interface Identity {
   tenant: string;

@@ -1,7 +1,7 @@
 // Reading a request body under the configured size limit and deadline.
 
 import type { IncomingMessage } from "node:http";
-import { GatewayError } from "./gateway-error.js";
+import { GatewayError } from "../errors/gateway-error.js";
 
 export interface BodyLimits {
   readonly maxBodyBytes: number;

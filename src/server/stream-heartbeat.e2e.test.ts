@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
 import { sampleText } from "../sim/sample-text.js";
-import { KEYS, openaiClient, type Platform, suitePlatforms } from "./testing/platform.js";
+import { KEYS, openaiClient, type Platform, suitePlatforms } from "../testing/platform.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };

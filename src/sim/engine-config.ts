@@ -1,8 +1,18 @@
 // Builds an EngineConfig from a named profile plus per-flag overrides, the way `tokengate sim` and the
 // fleet file describe a replica.
 
-import type { EngineConfig } from "./engine.js";
-import { getProfile } from "./profiles.js";
+import { type EngineProfile, getProfile } from "./profiles.js";
+
+export interface EngineConfig extends Omit<EngineProfile, "name" | "description" | "gpus"> {
+  profileName: string;
+  /** The served model name; LoRA adapters are addressed by their own names. */
+  modelName: string;
+  enableChunkedPrefill: boolean;
+  enablePrefixCaching: boolean;
+  longPrefillTokenThreshold: number;
+  maxLoras: number;
+  loraModules: readonly string[];
+}
 
 export type EngineOverrides = Partial<Omit<EngineConfig, "profileName" | "modelName">>;
 

@@ -3,23 +3,14 @@
 // blocking, prefix-cache savings, KV pressure and preemption come out of the model, not out of sleeps.
 
 import { chainSalt } from "./block-hash.js";
-import { engineConfigProblem } from "./engine-config.js";
+import { type EngineConfig, engineConfigProblem } from "./engine-config.js";
 import { EngineRequest, type EngineRequestInit, type FinishReason } from "./engine-request.js";
 import { KvCache } from "./kv-cache.js";
 import { LoraSlots } from "./lora-slots.js";
-import type { EngineProfile } from "./profiles.js";
-import { type SchedulerConfig, type StepBatch, scheduleStep } from "./scheduler.js";
 
-export interface EngineConfig extends Omit<EngineProfile, "name" | "description" | "gpus"> {
-  profileName: string;
-  /** The served model name; LoRA adapters are addressed by their own names. */
-  modelName: string;
-  enableChunkedPrefill: boolean;
-  enablePrefixCaching: boolean;
-  longPrefillTokenThreshold: number;
-  maxLoras: number;
-  loraModules: readonly string[];
-}
+export type { EngineConfig } from "./engine-config.js";
+
+import { type SchedulerConfig, type StepBatch, scheduleStep } from "./scheduler.js";
 
 /** Counters a metrics exporter reads; cumulative since start or the last reset. */
 export interface EngineStats {

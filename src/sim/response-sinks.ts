@@ -3,10 +3,11 @@
 // the engine's timing in Server-Timing.
 
 import type http from "node:http";
+import type { EngineMetrics } from "./engine-metrics.js";
 import type { EngineRequest, FinishReason, RequestSink } from "./engine-request.js";
+import type { FaultConfig } from "./faults.js";
 import type { ApiKind } from "./openai-request.js";
 import type { OutputText } from "./output-text.js";
-import type { SimReplica } from "./replica.js";
 import { fullResponse, makeUsage, StreamFrames } from "./responses.js";
 
 /** `Server-Timing` with the engine's view of the request: queue, prefill and decode, in ms. */
@@ -18,6 +19,12 @@ export function serverTiming(r: EngineRequest): string {
   );
 }
 
+/** What a sink reads of its replica: the metrics it feeds and the faults in force now. */
+export interface SinkReplica {
+  readonly metrics: EngineMetrics;
+  readonly faults: FaultConfig;
+}
+
 export class StreamSink implements RequestSink {
   private stalledFrames: string[] | null = null;
   /** Frames held back by the stream interval. */
@@ -26,7 +33,7 @@ export class StreamSink implements RequestSink {
   private prevTokenAt = 0;
 
   constructor(
-    private readonly replica: SimReplica,
+    private readonly replica: SinkReplica,
     private readonly res: http.ServerResponse,
     private readonly frames: StreamFrames,
     private readonly text: OutputText,
@@ -117,7 +124,7 @@ export class JsonSink implements RequestSink {
   private readonly pieces: string[] = [];
 
   constructor(
-    private readonly replica: SimReplica,
+    private readonly replica: SinkReplica,
     private readonly res: http.ServerResponse,
     private readonly kind: ApiKind,
     private readonly id: string,

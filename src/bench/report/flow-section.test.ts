@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { syntheticResults } from "../../testing/synthetic-results.js";
 import type { BatchFlowResult, RouterResult } from "../results.js";
 import { flowSection, flowTargets } from "./flow-section.js";
-import { syntheticResults } from "./testing/synthetic-results.js";
 
 function flow(tokPerS: number, lost: number, pause: BatchFlowResult["pause"]): BatchFlowResult {
   return {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { syntheticResults } from "../../testing/synthetic-results.js";
 import { jsonText } from "./json-text.js";
-import { syntheticResults } from "./testing/synthetic-results.js";
 
 describe("jsonText", () => {
   it("parses back to what JSON.stringify gives", () => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { syntheticResults } from "../../testing/synthetic-results.js";
 import type { BenchResults } from "../results.js";
 import { renderReport } from "./markdown.js";
-import { syntheticResults } from "./testing/synthetic-results.js";
 
 /** The cells of the table row whose first cell is `label`. */
 function row(md: string, label: string): string[] {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { syntheticResults } from "../../testing/synthetic-results.js";
+import { checkXml, type XmlElement } from "../../testing/xml-check.js";
 import { MAX_POINTS_PER_LINE } from "./downsample.js";
 import { kvUsageChart, queueDepthChart, ttftChart } from "./svg.js";
-import { syntheticResults } from "./testing/synthetic-results.js";
-import { checkXml, type XmlElement } from "./testing/xml-check.js";
 
 /** Checks what every chart file must be; returns its elements for further checks. */
 function standaloneSvg(svg: string): XmlElement[] {

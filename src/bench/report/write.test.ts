@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { syntheticResults } from "./testing/synthetic-results.js";
+import { syntheticResults } from "../../testing/synthetic-results.js";
 import { fileSafe, resultsJson, writeReport } from "./write.js";
 
 describe("writeReport", () => {

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { fakeEndpoint, pickRequest } from "../framework/fake-endpoint.js";
+import { fakeEndpoint, pickRequest } from "../../testing/fake-endpoint.js";
 import type { Filter, PickContext } from "../framework/types.js";
 import {
   concurrencyCapFilter,

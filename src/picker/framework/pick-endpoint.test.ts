@@ -3,10 +3,10 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { type FakeEndpoint, fakeEndpoint, pickRequest, seededRandom } from "../../testing/fake-endpoint.js";
 import { DEFAULT_SCORERS, parseEndpointPickerConfig } from "../config/endpoint-picker-config.js";
 import { buildPickerProfile } from "../picker-profile.js";
 import { PrefixIndex } from "../prefix-index/prefix-index.js";
-import { type FakeEndpoint, fakeEndpoint, pickRequest, seededRandom } from "./fake-endpoint.js";
 import { pickEndpoint } from "./pick-endpoint.js";
 import type { PickContext, PickRequest } from "./types.js";
 

@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { fakeEndpoint, pickRequest, seededRandom } from "../../testing/fake-endpoint.js";
 import { DEFAULT_COST_MODEL } from "../framework/cost-model.js";
-import { fakeEndpoint, pickRequest, seededRandom } from "../framework/fake-endpoint.js";
 import type { ScoringContext } from "../framework/types.js";
 import { maxScorePicker, powerOfTwo } from "./max-score.js";
 

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { seededRandom } from "../framework/fake-endpoint.js";
+import { seededRandom } from "../../testing/fake-endpoint.js";
 import { PrefixIndex } from "./prefix-index.js";
 
 const seq = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);

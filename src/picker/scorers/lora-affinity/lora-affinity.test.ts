@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { fakeEndpoint } from "../../framework/fake-endpoint.js";
-import { scoringContext } from "../../framework/scoring-context.js";
+import { fakeEndpoint } from "../../../testing/fake-endpoint.js";
+import { scoringContext } from "../../../testing/scoring-context.js";
 import { loraAffinityScorer } from "./lora-affinity.js";
 
 it("lora-affinity follows GIE's tiers", () => {

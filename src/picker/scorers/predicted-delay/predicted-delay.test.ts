@@ -2,9 +2,9 @@
 
 import assert from "node:assert/strict";
 import { it } from "node:test";
+import { fakeEndpoint } from "../../../testing/fake-endpoint.js";
+import { scoringContext } from "../../../testing/scoring-context.js";
 import { predictedDelayMs } from "../../framework/cost-model.js";
-import { fakeEndpoint } from "../../framework/fake-endpoint.js";
-import { scoringContext } from "../../framework/scoring-context.js";
 import { predictedDelayScorer } from "./predicted-delay.js";
 
 it("predicted delay is queue wait plus prefill of the uncached tokens", () => {

@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { fakeEndpoint } from "../../framework/fake-endpoint.js";
-import { scoringContext } from "../../framework/scoring-context.js";
+import { fakeEndpoint } from "../../../testing/fake-endpoint.js";
+import { scoringContext } from "../../../testing/scoring-context.js";
 import { prefixAffinityScorer } from "./prefix-affinity.js";
 
 it("prefix-affinity scores the share of prompt blocks each endpoint holds", () => {

@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { fakeEndpoint } from "../../framework/fake-endpoint.js";
-import { scoringContext } from "../../framework/scoring-context.js";
+import { fakeEndpoint } from "../../../testing/fake-endpoint.js";
+import { scoringContext } from "../../../testing/scoring-context.js";
 import { queueDepthScorer } from "./queue-depth.js";
 
 it("queue-depth gives the shortest queue 1, the longest 0 and all-equal queues 1", () => {

@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { fakeEndpoint } from "../../framework/fake-endpoint.js";
-import { scoringContext } from "../../framework/scoring-context.js";
+import { fakeEndpoint } from "../../../testing/fake-endpoint.js";
+import { scoringContext } from "../../../testing/scoring-context.js";
 import { sessionAffinityScorer } from "./session-affinity.js";
 
 const eps = Array.from({ length: 8 }, (_, i) => fakeEndpoint(`e${i}`));

@@ -1,8 +1,9 @@
-// A plain PickerEndpoint for the picker's tests and micro-benchmark: fresh metrics unless told otherwise.
+// A PickerEndpoint with fixed figures and fresh metrics unless told otherwise: what the picker's
+// micro-benchmarks pick among, and what its tests build their endpoints from.
 
 import type { PickerEndpoint, PickRequest } from "./types.js";
 
-export interface FakeEndpoint extends PickerEndpoint {
+export interface StaticEndpoint extends PickerEndpoint {
   name: string;
   healthy: boolean;
   draining: boolean;
@@ -21,7 +22,7 @@ export interface FakeEndpoint extends PickerEndpoint {
   scrapedAt?: number | null;
 }
 
-export function fakeEndpoint(name: string, over: Partial<FakeEndpoint> = {}): FakeEndpoint {
+export function staticEndpoint(name: string, over: Partial<StaticEndpoint> = {}): StaticEndpoint {
   return {
     name,
     healthy: true,
@@ -36,14 +37,14 @@ export function fakeEndpoint(name: string, over: Partial<FakeEndpoint> = {}): Fa
     numGpuBlocks: 10_000,
     loras: null,
     fresh: true,
-    metricsFresh(this: FakeEndpoint) {
+    metricsFresh(this: StaticEndpoint) {
       return this.fresh;
     },
     ...over,
   };
 }
 
-export function pickRequest(over: Partial<PickRequest> = {}): PickRequest {
+export function staticPickRequest(over: Partial<PickRequest> = {}): PickRequest {
   return {
     model: "m",
     modelVersion: null,
@@ -53,16 +54,5 @@ export function pickRequest(over: Partial<PickRequest> = {}): PickRequest {
     blockHashes: [],
     sessionKey: null,
     ...over,
-  };
-}
-
-/** A deterministic `random` for tests (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }

@@ -1,8 +1,8 @@
 // Builds a ScoringContext directly, for scorer tests and `route explain`-style what-ifs.
 
-import { DEFAULT_COST_MODEL } from "./cost-model.js";
+import { DEFAULT_COST_MODEL } from "../picker/framework/cost-model.js";
+import type { PickRequest, ScoringContext, Signals } from "../picker/framework/types.js";
 import { pickRequest } from "./fake-endpoint.js";
-import type { PickRequest, ScoringContext, Signals } from "./types.js";
 
 export function scoringContext(
   over: { request?: Partial<PickRequest>; signals?: Signals; matchedBlocks?: number[] } = {},

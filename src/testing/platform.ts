@@ -2,11 +2,11 @@
 // pools and a gateway in front of them, every port picked free, every log line captured.
 
 import OpenAI from "openai";
-import { loadConfigTexts } from "../../config/index.js";
-import { makeEngineConfig } from "../../sim/engine-config.js";
-import { SimReplica } from "../../sim/replica.js";
-import type { RequestLogLine } from "../../telemetry/request-log.js";
-import { Gateway } from "../gateway.js";
+import { loadConfigTexts } from "../config/index.js";
+import { Gateway } from "../server/gateway.js";
+import { makeEngineConfig } from "../sim/engine-config.js";
+import { SimReplica } from "../sim/replica.js";
+import type { RequestLogLine } from "../telemetry/request-log.js";
 
 export const KEYS = { basic: "sk-test-basic", quality: "sk-test-quality" } as const;
 export const SECRET = "test-upstream-secret";

@@ -1,7 +1,6 @@
 // A made-up but plausible BenchResults for the report's tests: seed 004's day under two routers (one
 // slow), three request classes, a skipped nginx baseline, and engine gauges over time.
 
-import { seededRandom } from "../../../sim/rng.js";
 import {
   type BenchResults,
   type ClassResult,
@@ -9,7 +8,8 @@ import {
   type RouterResult,
   skippedRouter,
   type TimePoint,
-} from "../../results.js";
+} from "../bench/results.js";
+import { seededRandom } from "../sim/rng.js";
 
 const rng = seededRandom;
 
