@@ -3,9 +3,11 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { formatConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/loader.js";
-import { type ChatMessageLike, estimateChatTokens, estimateTextTokens } from "../profile/token-estimate.js";
-import type { RouteDecision, RouteProfile, RouteRejection } from "../route/route-decision.js";
-import { routeRequest } from "../route/route-request.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import { planSummary } from "../plan/plan-summary.js";
+import { planRequest, type RequestPlan, RouteRefusal } from "../plan/request-plan.js";
+import type { ChatMessageLike } from "../profile/token-estimate.js";
+import type { RouteDecision } from "../route/route-decision.js";
 import { type CommandOutput, processOutput } from "./config.js";
 
 export const ROUTE_USAGE = `Usage: tokengate route explain --config <path> --task <task> --input-tokens <n> [options]
@@ -89,26 +91,57 @@ export async function runRouteCommand(argv: string[], io: CommandOutput = proces
     io.err(`tokengate route: --model is required (aliases: ${aliases.join(", ")})\n`);
     return 2;
   }
-  const profile: RouteProfile = { ...args.profile, modelAlias };
-  const result = routeRequest(loaded.config, profile);
-  if (args.json) {
-    io.out(
-      `${JSON.stringify(result.ok ? result : { error: openAIError(result), explain: result.explain }, null, 2)}\n`,
-    );
-  } else if (result.ok) {
-    io.out(describeDecision(result, args.inputSource));
-  } else {
-    io.out(`${JSON.stringify({ error: openAIError(result) }, null, 2)}\n`);
-    io.out(`trace:\n${result.explain.map((l) => `  ${l}\n`).join("")}`);
+  // The same plan the gateway makes, from the same body and headers (no learned token correction here).
+  const body: Record<string, unknown> = {
+    messages: [{ role: "user", content: "" }],
+    ...args.body,
+    model: modelAlias,
+  };
+  if (args.maxTokens !== undefined) {
+    body.max_tokens = args.maxTokens;
+    delete body.max_completion_tokens;
   }
-  return result.ok ? 0 : 1;
+  const headers: Record<string, string> = {};
+  if (args.task) headers["x-ai-task"] = args.task;
+  if (args.requestClass) headers["x-ai-request-class"] = args.requestClass;
+  let plan: RequestPlan;
+  try {
+    plan = planRequest(
+      loaded.config,
+      null,
+      { kind: args.body.prompt !== undefined ? "completion" : "chat", body, headers, tenant: args.tenant },
+      { explain: true, ...(args.inputTokens === undefined ? {} : { inputTokens: args.inputTokens }) },
+    );
+  } catch (err) {
+    if (!(err instanceof RouteRefusal)) {
+      if (err instanceof GatewayError) {
+        io.err(`tokengate route: ${err.param ? `${err.param}: ` : ""}${err.message}\n`);
+        return 2;
+      }
+      throw err;
+    }
+    const error = openAIError(err);
+    if (args.json) io.out(`${JSON.stringify({ error, explain: err.explain }, null, 2)}\n`);
+    else {
+      io.out(`${JSON.stringify({ error }, null, 2)}\n`);
+      io.out(`trace:\n${err.explain.map((l) => `  ${l}\n`).join("")}`);
+    }
+    return 1;
+  }
+  const inputSource =
+    args.inputTokens !== undefined
+      ? `${args.inputTokens} (given)`
+      : `${plan.decision.inputTokens} (estimated from ${args.requestFile ?? "the request"})`;
+  if (args.json) io.out(`${JSON.stringify({ ...plan.decision, summary: planSummary(plan) }, null, 2)}\n`);
+  else io.out(describeDecision(plan.decision, inputSource));
+  return 0;
 }
 
-/** seed 004's extended OpenAI error body for a routing rejection. */
-export function openAIError(r: RouteRejection) {
+/** seed 004's extended OpenAI error body for a routing refusal. */
+export function openAIError(r: RouteRefusal) {
   return {
     message: r.message,
-    type: "invalid_request_error",
+    type: r.type,
     code: r.code,
     param: r.param,
     route: r.route,
@@ -156,6 +189,7 @@ async function readArgs(argv: string[]) {
       class: { type: "string" },
       "input-tokens": { type: "string" },
       "max-tokens": { type: "string" },
+      tenant: { type: "string" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -163,30 +197,21 @@ async function readArgs(argv: string[]) {
   if (values.help) return "help" as const;
   if (positionals.length !== 1 || positionals[0] !== "explain") throw new Error('expected "route explain"');
   if (!values.config) throw new Error("--config is required");
-  let body: RequestBody = {};
-  if (values.request) body = await readBody(values.request);
-  let inputTokens = count(values["input-tokens"], "--input-tokens", 0);
-  let inputSource = `${inputTokens} (given)`;
-  if (inputTokens === undefined) {
-    const estimated = estimateBody(body);
-    if (estimated === undefined) throw new Error("give --input-tokens, or --request with messages or prompt");
-    inputTokens = estimated;
-    inputSource = `${estimated} (estimated from ${values.request})`;
-  }
-  const meta = body.metadata ?? {};
-  const maxTokens =
-    count(values["max-tokens"], "--max-tokens", 1) ?? body.max_completion_tokens ?? body.max_tokens;
+  const body = values.request ? await readBody(values.request) : {};
+  const inputTokens = count(values["input-tokens"], "--input-tokens", 0);
+  if (inputTokens === undefined && !values.request)
+    throw new Error("give --input-tokens, or --request with messages or prompt");
   return {
     config: values.config,
     json: values.json ?? false,
-    model: values.model ?? body.model,
-    inputSource,
-    profile: {
-      task: values.task ?? str(meta.task) ?? str(body.task) ?? null,
-      requestClass: values.class ?? str(meta.request_class) ?? str(meta.requestClass) ?? null,
-      inputTokens,
-      maxTokens: maxTokens ?? null,
-    },
+    model: values.model ?? (typeof body.model === "string" ? body.model : undefined),
+    body,
+    requestFile: values.request ?? null,
+    inputTokens,
+    maxTokens: count(values["max-tokens"], "--max-tokens", 1),
+    task: values.task ?? null,
+    requestClass: values.class ?? null,
+    tenant: values.tenant ?? null,
   };
 }
 
@@ -237,13 +262,6 @@ async function readBody(file: string): Promise<RequestBody> {
   } as RequestBody;
 }
 
-function estimateBody(body: RequestBody): number | undefined {
-  if (body.messages) return estimateChatTokens(body.messages);
-  if (typeof body.prompt === "string") return estimateTextTokens(body.prompt);
-  if (Array.isArray(body.prompt)) return body.prompt.reduce((n, p) => n + estimateTextTokens(String(p)), 0);
-  return undefined;
-}
-
 function count(v: string | undefined, flag: string, min: number): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -251,8 +269,4 @@ function count(v: string | undefined, flag: string, min: number): number | undef
     throw new Error(`${flag}: expected an integer >= ${min}, got "${v}"`);
   }
   return n;
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === "string" && v !== "" ? v : undefined;
 }

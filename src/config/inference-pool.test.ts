@@ -34,9 +34,9 @@ describe("InferencePool validation", () => {
     assert.equal(p.engine, "sglang");
     assert.equal(p.modelVersion, "summary-7b", "modelVersion defaults to the model name");
     assert.deepEqual(p.endpoints, [
-      { name: "127.0.0.1:8001", url: "http://127.0.0.1:8001" },
-      { name: "online-2", url: "http://localhost:8002" },
-      { name: "[::1]:8003", url: "http://[::1]:8003" },
+      { name: "127.0.0.1:8001", url: "http://127.0.0.1:8001", modelVersion: null },
+      { name: "online-2", url: "http://localhost:8002", modelVersion: null },
+      { name: "[::1]:8003", url: "http://[::1]:8003", modelVersion: null },
     ]);
     assert.deepEqual(p.metrics, { path: "/metrics", intervalMs: 250 });
     assert.deepEqual(p.health, { path: "/health", intervalMs: 1000 });

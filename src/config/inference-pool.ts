@@ -4,6 +4,15 @@
 import type { Envelope } from "./envelope.js";
 import type { IssueList, PathSegment } from "./errors.js";
 import { FieldReader } from "./fields.js";
+import type { EnvOptions } from "./gateway-settings.js";
+import {
+  DEFAULT_MODELS_POLL,
+  type LoraAdapterConfig,
+  type ModelsPoll,
+  parseLoraAdapters,
+  parseUpstreamAuth,
+  type UpstreamAuth,
+} from "./pool-serving.js";
 import { DEFAULT_SATURATION, type SaturationBounds } from "./saturation-bounds.js";
 
 export type EngineDialect = "vllm" | "sglang";
@@ -14,6 +23,8 @@ export interface PoolEndpoint {
   readonly name: string;
   /** Origin only, e.g. `http://127.0.0.1:8001` (no path, no credentials). */
   readonly url: string;
+  /** The version this endpoint runs, when it differs from the pool's; its /v1/models overrides both. */
+  readonly modelVersion: string | null;
 }
 
 export interface PollSettings {
@@ -41,9 +52,18 @@ export interface InferencePoolConfig {
   readonly engine: EngineDialect;
   /** Served model name written into the upstream request body in place of the alias. */
   readonly model: string;
-  /** Version shown in logs (`model_version`); defaults to `model`. */
+  /**
+   * The version the pool's engines run, until an engine's /v1/models says otherwise (the last path
+   * segment of the base model's `root`); defaults to `model`.
+   */
   readonly modelVersion: string;
   readonly endpoints: readonly PoolEndpoint[];
+  /** Adapters the engines serve under their own names; requests and alias targets may name them. */
+  readonly loraAdapters: readonly LoraAdapterConfig[];
+  /** The key of engines started with --api-key; null: none. */
+  readonly upstreamAuth: UpstreamAuth | null;
+  /** The engines' served models and versions; default `{ path: "/v1/models", intervalMs: 30000 }`. */
+  readonly models: ModelsPoll;
   /** Engine metrics scrape; default `{ path: "/metrics", intervalMs: 250 }`. */
   readonly metrics: PollSettings;
   /** Health check; default `{ path: "/health", intervalMs: 1000 }`. */
@@ -78,7 +98,11 @@ export const DEFAULT_HEALTH: PollSettings = { path: "/health", intervalMs: 1000 
 const HTTP_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/;
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
-export function parseInferencePool(env: Envelope, issues: IssueList): InferencePoolConfig | undefined {
+export function parseInferencePool(
+  env: Envelope,
+  issues: IssueList,
+  options: EnvOptions = {},
+): InferencePoolConfig | undefined {
   const spec = env.spec;
   if (!spec) return undefined;
   const engine = spec.string("engine", { required: true, oneOf: ENGINE_DIALECTS }) as
@@ -90,6 +114,9 @@ export function parseInferencePool(env: Envelope, issues: IssueList): InferenceP
   const metrics = parsePoll(spec, "metrics", DEFAULT_METRICS);
   const health = parsePoll(spec, "health", DEFAULT_HEALTH);
   const flowControl = parseFlow(spec, issues);
+  const loraAdapters = parseLoraAdapters(spec, issues);
+  const upstreamAuth = parseUpstreamAuth(spec, issues, options);
+  const models = parseModelsPoll(spec);
   spec.done();
   if (!engine || !model || !endpoints) return undefined;
   return {
@@ -101,6 +128,9 @@ export function parseInferencePool(env: Envelope, issues: IssueList): InferenceP
     metrics,
     health,
     flowControl,
+    loraAdapters,
+    upstreamAuth,
+    models,
   };
 }
 
@@ -143,6 +173,7 @@ function parseEndpoints(spec: FieldReader, issues: IssueList): PoolEndpoint[] | 
     const path = spec.at("endpoints", i);
     let url: string | undefined;
     let name: string | undefined;
+    let modelVersion: string | null = null;
     if (typeof item === "string") {
       url = checkEndpointUrl(item, path, issues);
     } else {
@@ -153,6 +184,7 @@ function parseEndpoints(spec: FieldReader, issues: IssueList): PoolEndpoint[] | 
         pattern: ENDPOINT_NAME,
         patternHint: "letters, digits, '.', '_', ':' and '-'",
       });
+      modelVersion = f?.string("modelVersion") ?? null;
       f?.done();
     }
     if (url === undefined) {
@@ -169,7 +201,7 @@ function parseEndpoints(spec: FieldReader, issues: IssueList): PoolEndpoint[] | 
     }
     urls.add(url);
     names.add(finalName);
-    out.push({ name: finalName, url });
+    out.push({ name: finalName, url, modelVersion });
   });
   return ok ? out : undefined;
 }
@@ -200,6 +232,26 @@ export function checkEndpointUrl(text: string, path: PathSegment[], issues: Issu
     return undefined;
   }
   return u.origin;
+}
+
+function parseModelsPoll(spec: FieldReader): ModelsPoll {
+  const d = DEFAULT_MODELS_POLL;
+  const f = spec.map("models");
+  if (!f) return d;
+  const path = f.string("path", {
+    pattern: HTTP_PATH,
+    patternHint: "an absolute HTTP path such as /v1/models",
+  });
+  const intervalMs = f.int("intervalMs", { min: 100, max: 3_600_000 });
+  const versionFrom = f.string("versionFrom", { oneOf: ["config", "root"] }) as
+    | ModelsPoll["versionFrom"]
+    | undefined;
+  f.done();
+  return {
+    path: path ?? d.path,
+    intervalMs: intervalMs ?? d.intervalMs,
+    versionFrom: versionFrom ?? d.versionFrom,
+  };
 }
 
 // Invalid values are already recorded as errors; defaults stand in so validation can go on.

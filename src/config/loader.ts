@@ -106,10 +106,13 @@ function validateSources(sources: SourceSet, root: string, options: LoadOptions)
 
   const pools = new Map<string, InferencePoolConfig>();
   for (const p of get("InferencePool")) {
-    const pool = parseInferencePool(p.env, p.issues);
+    const pool = parseInferencePool(p.env, p.issues, options);
     if (pool && !pools.has(pool.name)) pools.set(pool.name, pool);
   }
   const poolNames = new Set(get("InferencePool").map((p) => p.env.name));
+  const poolAdapters = new Map(
+    [...pools.values()].map((p) => [p.name, new Set(p.loraAdapters.map((a) => a.name))]),
+  );
 
   let route: RouteConfig | undefined;
   const routes = get("InferenceRoute");
@@ -127,7 +130,7 @@ function validateSources(sources: SourceSet, root: string, options: LoadOptions)
         `only one InferenceRoute is allowed; the first is at ${first.file}:${first.locate([]).line}`,
       );
     }
-    const parsed = parseInferenceRoute(r.env, poolNames, r.issues);
+    const parsed = parseInferenceRoute(r.env, poolNames, r.issues, poolAdapters);
     if (i === 0) route = parsed;
   });
 

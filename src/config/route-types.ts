@@ -25,6 +25,26 @@ export interface RoutePool {
   readonly outputTokensPolicy: OutputTokensPolicy;
 }
 
+/**
+ * One of an alias's weighted targets (GIE InferenceModel `targetModels`): an adapter, a model version, or
+ * both; requests split between them by weight.
+ */
+export interface AliasTarget {
+  /** `adapter`, else `modelVersion`: what route_reason and metrics call it. */
+  readonly name: string;
+  /** The LoRA adapter sent upstream as `model`; null: the pool's base model. */
+  readonly adapter: string | null;
+  /** Endpoints running another version are never picked; null: any version. */
+  readonly modelVersion: string | null;
+  readonly weight: number;
+}
+
+/** Whose requests stay on one target: the tenant's, those with one value of a header, or nobody's. */
+export type StickyBy =
+  | { readonly kind: "tenant" }
+  | { readonly kind: "header"; readonly header: string }
+  | { readonly kind: "none" };
+
 export interface ModelAlias {
   /** The name callers send as `model`. */
   readonly name: string;
@@ -34,6 +54,10 @@ export interface ModelAlias {
   /** Model-alias rollback (seed 004): the version this alias should serve, and the one it rolled back from. */
   readonly defaultVersion: string | null;
   readonly rollbackFrom: string | null;
+  /** Weighted targets; empty: the pool's base model at `defaultVersion` (any version when that is null). */
+  readonly targets: readonly AliasTarget[];
+  /** How a weighted choice sticks; default the tenant. */
+  readonly stickyBy: StickyBy;
 }
 
 export interface RuleConditions {

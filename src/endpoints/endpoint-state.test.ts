@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_POOL_FLOW } from "../config/inference-pool.js";
+import { DEFAULT_MODELS_POLL } from "../config/pool-serving.js";
 import type { EngineReading } from "./dialects.js";
 import { EndpointState, metricsStalenessBound } from "./endpoint-state.js";
 import { snapshotOf } from "./snapshot.js";
@@ -239,9 +240,12 @@ describe("EndpointState.forPool", () => {
       model: "m",
       modelVersion: "m",
       flowControl: DEFAULT_POOL_FLOW,
+      loraAdapters: [],
+      upstreamAuth: null,
+      models: DEFAULT_MODELS_POLL,
       endpoints: [
-        { name: "b0", url: "http://127.0.0.1:9001" },
-        { name: "b1", url: "http://127.0.0.1:9002" },
+        { name: "b0", url: "http://127.0.0.1:9001", modelVersion: null },
+        { name: "b1", url: "http://127.0.0.1:9002", modelVersion: null },
       ],
       metrics: { path: "/metrics", intervalMs: 100 },
       health: { path: "/health", intervalMs: 500 },

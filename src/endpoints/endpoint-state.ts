@@ -2,10 +2,14 @@
 // ejection, the gateway's own in-flight accounting, and the engine's last scraped metrics.
 
 import type { EngineDialect, InferencePoolConfig, PollSettings } from "../config/inference-pool.js";
+import type { ModelsPoll } from "../config/pool-serving.js";
+import type { Secret } from "../config/secret.js";
 import { type HistogramBucket, histogramQuantile, subtractBuckets } from "../telemetry/prom-parse.js";
+import { AdapterRecord } from "./adapter-record.js";
 import type { EngineReading, LoraState } from "./dialects.js";
 import { Lease } from "./lease.js";
 import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
+import type { ServedModels } from "./served-models.js";
 
 export const MIN_METRICS_STALENESS_MS = 200;
 
@@ -38,6 +42,13 @@ export interface EndpointStateOptions {
   dialect: EngineDialect;
   metrics: PollSettings;
   health: PollSettings;
+  /** The served model and version the config expects; the engine's /v1/models overrides them. */
+  model?: string | null;
+  modelVersion?: string | null;
+  /** The engine's model list; default `/v1/models` every 30 s. */
+  models?: ModelsPoll;
+  /** Bearer key of an engine started with --api-key. */
+  upstreamKey?: Secret | null;
   /** Default: 4 × metrics.intervalMs, at least 200 ms. */
   metricsStalenessMs?: number;
   ejection?: Partial<EjectionPolicy>;
@@ -53,6 +64,12 @@ export class EndpointState {
   readonly metricsIntervalMs: number;
   readonly healthPath: string;
   readonly healthIntervalMs: number;
+  readonly modelsPath: string;
+  readonly modelsIntervalMs: number;
+  /** Whether /v1/models' `root` names the version this engine runs (`models.versionFrom: root`). */
+  readonly versionFromRoot: boolean;
+  /** `Authorization` value for every request to the engine; null when it needs none. */
+  readonly authorization: string | null;
   readonly metricsStalenessMs: number;
   /** Set when the staleness bound is configured too tight for the scrape interval. */
   readonly stalenessWarning: string | null;
@@ -97,6 +114,18 @@ export class EndpointState {
   scrapeErrors = 0;
   lastScrapeError: string | null = null;
 
+  // What the engine serves: from config until its /v1/models answers, then from there.
+  /** Base model id. */
+  model: string | null;
+  /** The version it runs (`root`'s last segment), or the configured one. */
+  modelVersion: string | null;
+  /** Adapters it has registered; null until /v1/models answers (then any declared adapter is assumed). */
+  servedAdapters: ReadonlySet<string> | null = null;
+  modelsReadAt: number | null = null;
+  lastModelsError: string | null = null;
+  /** Adapters the gateway sent here lately, the ones the engine probably still holds. */
+  readonly adapterRecord = new AdapterRecord();
+
   private prevPrefixHits: number | null = null;
   private prevPrefixQueries: number | null = null;
   private prevTtft: HistogramBucket[] | null = null;
@@ -110,6 +139,12 @@ export class EndpointState {
     this.metricsIntervalMs = opts.metrics.intervalMs;
     this.healthPath = opts.health.path;
     this.healthIntervalMs = opts.health.intervalMs;
+    this.modelsPath = opts.models?.path ?? "/v1/models";
+    this.modelsIntervalMs = opts.models?.intervalMs ?? 30_000;
+    this.versionFromRoot = opts.models?.versionFrom === "root";
+    this.authorization = opts.upstreamKey ? `Bearer ${opts.upstreamKey.reveal()}` : null;
+    this.model = opts.model ?? null;
+    this.modelVersion = opts.modelVersion ?? null;
     const bound = metricsStalenessBound(opts.metrics.intervalMs, opts.metricsStalenessMs);
     this.metricsStalenessMs = bound.ms;
     this.stalenessWarning = bound.warning;
@@ -131,6 +166,10 @@ export class EndpointState {
           dialect: pool.engine,
           metrics: pool.metrics,
           health: pool.health,
+          models: pool.models,
+          model: pool.model,
+          modelVersion: e.modelVersion ?? pool.modelVersion,
+          upstreamKey: pool.upstreamAuth?.key ?? null,
         }),
     );
   }
@@ -216,6 +255,8 @@ export class EndpointState {
   }
 
   private setHealth(status: HealthStatus): HealthStatus {
+    // Back from down: the engine may have restarted, and then it holds no adapter.
+    if (status === "healthy" && this.healthStatus === "unhealthy") this.adapterRecord.clear();
     this.healthStatus = status;
     this.healthy = status === "healthy";
     return status;
@@ -237,6 +278,19 @@ export class EndpointState {
     this.scrapeDurationMs = durationMs;
     this.lastScrapeError = null;
     this.onCapacity?.();
+  }
+
+  /** The engine's /v1/models answered: what it serves now replaces what config said. */
+  recordServedModels(m: ServedModels, now: number): void {
+    if (m.base !== null) this.model = m.base;
+    if (m.version !== null && this.versionFromRoot) this.modelVersion = m.version;
+    this.servedAdapters = m.adapters;
+    this.modelsReadAt = now;
+    this.lastModelsError = null;
+  }
+
+  recordModelsError(error: string): void {
+    this.lastModelsError = error;
   }
 
   /** A failed scrape keeps the last values; metricsFresh() says how much to trust them. */

@@ -1,4 +1,4 @@
-// One monitoring GET (a /metrics scrape or a health check) with a hard deadline, on the monitor's own
+// One monitoring GET (a /metrics scrape, a health check or a read of /v1/models) with a hard deadline, on the monitor's own
 // dispatcher so probes never queue behind request traffic or take its connections.
 
 import type { Dispatcher } from "undici";
@@ -30,6 +30,7 @@ export async function probe(
   controller: AbortController,
   timeoutMs: number,
   readBody: boolean,
+  headers: Record<string, string> = readBody ? { accept: METRICS_ACCEPT } : {},
 ): Promise<ProbeResult> {
   const timer = setTimeout(() => controller.abort(new ProbeTimeoutError(timeoutMs)), timeoutMs);
   try {
@@ -38,7 +39,7 @@ export async function probe(
       path,
       method: "GET",
       signal: controller.signal,
-      headers: readBody ? { accept: METRICS_ACCEPT } : {},
+      headers,
     });
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     if (readBody && ok) return { status: res.statusCode, body: await res.body.text() };

@@ -6,6 +6,7 @@ import { Agent } from "undici";
 import { readEngineMetrics } from "./dialects.js";
 import type { EndpointState } from "./endpoint-state.js";
 import { describeProbeError, probe } from "./http-probe.js";
+import { readServedModels } from "./served-models.js";
 
 /**
  * What changed, reported once per transition, not once per check. A new endpoint's first verdict counts
@@ -36,7 +37,7 @@ export interface EndpointMonitorOptions {
   now?: () => number;
 }
 
-type LoopKind = "metrics" | "health";
+type LoopKind = "metrics" | "health" | "models";
 
 interface ProbeLoop {
   timer: NodeJS.Timeout | null;
@@ -48,6 +49,7 @@ interface Watch {
   readonly endpoint: EndpointState;
   readonly metrics: ProbeLoop;
   readonly health: ProbeLoop;
+  readonly models: ProbeLoop;
   /** Last reported freshness; null until first known. */
   fresh: boolean | null;
 }
@@ -131,6 +133,7 @@ export class EndpointMonitor {
       endpoint,
       metrics: { timer: null, controller: null },
       health: { timer: null, controller: null },
+      models: { timer: null, controller: null },
       fresh: null,
     };
     this.watches.set(endpoint, w);
@@ -151,10 +154,11 @@ export class EndpointMonitor {
     const spread = (intervalMs: number) => this.random() * Math.min(intervalMs, this.maxStartDelayMs);
     this.schedule(w, "metrics", spread(w.endpoint.metricsIntervalMs));
     this.schedule(w, "health", spread(w.endpoint.healthIntervalMs));
+    this.schedule(w, "models", spread(w.endpoint.modelsIntervalMs));
   }
 
   private halt(w: Watch): void {
-    for (const loop of [w.metrics, w.health]) {
+    for (const loop of [w.metrics, w.health, w.models]) {
       if (loop.timer !== null) clearTimeout(loop.timer);
       loop.timer = null;
       const c = loop.controller;
@@ -176,8 +180,18 @@ export class EndpointMonitor {
     loop.controller = controller;
     const ep = w.endpoint;
     const startedAt = performance.now();
-    const intervalMs = kind === "metrics" ? ep.metricsIntervalMs : ep.healthIntervalMs;
-    const done = kind === "metrics" ? this.scrape(agent, w, controller) : this.check(agent, w, controller);
+    const intervalMs =
+      kind === "metrics"
+        ? ep.metricsIntervalMs
+        : kind === "health"
+          ? ep.healthIntervalMs
+          : ep.modelsIntervalMs;
+    const done =
+      kind === "metrics"
+        ? this.scrape(agent, w, controller)
+        : kind === "health"
+          ? this.check(agent, w, controller)
+          : this.readModels(agent, w, controller);
     const next = () => {
       // A stop or removal while in flight took this loop over; it must not be re-armed.
       if (loop.controller !== controller) return;
@@ -212,6 +226,30 @@ export class EndpointMonitor {
     }
   }
 
+  /** What the engine serves; slow by default, and read again at once when the endpoint comes back. */
+  private async readModels(agent: Agent, w: Watch, controller: AbortController): Promise<void> {
+    const ep = w.endpoint;
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (ep.authorization !== null) headers.authorization = ep.authorization;
+    try {
+      const res = await probe(agent, ep.url, ep.modelsPath, controller, this.healthTimeoutMs, true, headers);
+      if (controller.signal.reason === CANCELLED) return;
+      if (res.body === null) ep.recordModelsError(`HTTP ${res.status}`);
+      else ep.recordServedModels(readServedModels(res.body), this.now());
+    } catch (err) {
+      if (controller.signal.reason === CANCELLED) return;
+      ep.recordModelsError(describeProbeError(err, controller.signal));
+    }
+  }
+
+  /** Reads /v1/models now instead of at its next turn (an endpoint back from down may have changed). */
+  private readModelsSoon(w: Watch): void {
+    const loop = w.models;
+    if (loop.controller !== null || loop.timer === null) return;
+    clearTimeout(loop.timer);
+    this.schedule(w, "models", 0);
+  }
+
   private async check(agent: Agent, w: Watch, controller: AbortController): Promise<void> {
     const ep = w.endpoint;
     const timeoutMs = this.healthTimeoutMs;
@@ -230,6 +268,7 @@ export class EndpointMonitor {
       this.unhealthyThreshold,
       this.healthyThreshold,
     );
+    if (change === "healthy") this.readModelsSoon(w);
     if (change === "healthy" || change === "unhealthy") this.emit(ep, change);
   }
 

@@ -15,6 +15,7 @@ export type GatewayErrorCode =
   | "context_length_exceeded"
   | "max_tokens_exceeded"
   | "no_eligible_pool"
+  | "model_version_unavailable"
   | "no_healthy_endpoint"
   | "queue_full"
   | "queue_timeout"
@@ -39,6 +40,7 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   context_length_exceeded: { status: 400, type: "invalid_request_error" },
   max_tokens_exceeded: { status: 400, type: "invalid_request_error" },
   no_eligible_pool: { status: 400, type: "invalid_request_error" },
+  model_version_unavailable: { status: 503, type: "service_unavailable_error" },
   no_healthy_endpoint: { status: 503, type: "service_unavailable_error" },
   queue_full: { status: 429, type: "rate_limit_error" },
   queue_timeout: { status: 503, type: "service_unavailable_error" },

@@ -29,13 +29,32 @@ function invalid(message: string, param: string): GatewayError {
   return new GatewayError("invalid_request", message, { param });
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string | null {
+/**
+ * A routing label: the `X-AI-*` header, else the body's `metadata.<key>` (the OpenAI `metadata` map,
+ * which callers that cannot set headers use), else a top-level `<key>` (seed 004's sample requests).
+ */
+function label(
+  headers: IncomingHttpHeaders,
+  name: string,
+  body: Record<string, unknown>,
+  key: string,
+): string | null {
   const v = headers[name];
-  const s = Array.isArray(v) ? v[0] : v;
-  if (s === undefined || s === "") return null;
-  if (!LABEL.test(s)) {
-    throw invalid(`${name} must be 1-64 letters, digits, '.', '_', ':' or '-'`, name);
-  }
+  const h = Array.isArray(v) ? v[0] : v;
+  if (h !== undefined && h !== "") return checked(h, name);
+  const meta = body.metadata;
+  const m =
+    typeof meta === "object" && meta !== null && !Array.isArray(meta)
+      ? (meta as Record<string, unknown>)[key]
+      : undefined;
+  if (typeof m === "string" && m !== "") return checked(m, `metadata.${key}`);
+  const top = body[key];
+  if (typeof top === "string" && top !== "") return checked(top, key);
+  return null;
+}
+
+function checked(s: string, param: string): string {
+  if (!LABEL.test(s)) throw invalid(`${param} must be 1-64 letters, digits, '.', '_', ':' or '-'`, param);
   return s;
 }
 
@@ -107,8 +126,8 @@ export function profileRequest(kind: ApiKind, body: unknown, headers: IncomingHt
     kind,
     body: b,
     modelAlias: b.model,
-    task: header(headers, "x-ai-task"),
-    requestClass: header(headers, "x-ai-request-class"),
+    task: label(headers, "x-ai-task", b, "task"),
+    requestClass: label(headers, "x-ai-request-class", b, "request_class"),
     inputTokensRaw,
     maxTokens,
     stream,

@@ -24,6 +24,8 @@ export interface AttemptPlan {
   /** Headers added to the client response once it starts. */
   responseHeaders: Record<string, string>;
   traceId: string;
+  /** Sent to the engine besides content-type and x-request-id: its key, the trace context. */
+  upstreamHeaders: Record<string, string>;
   timeouts: { firstByteMs: number; idleMs: number; totalMs: number };
   /** Streams: called when the first generated text passes to the client. */
   onFirstToken?: (() => void) | null;
@@ -90,7 +92,11 @@ export function attemptUpstream(
         origin: plan.url,
         path: plan.path,
         method: "POST",
-        headers: { "content-type": "application/json", "x-request-id": plan.traceId },
+        headers: {
+          ...plan.upstreamHeaders,
+          "content-type": "application/json",
+          "x-request-id": plan.traceId,
+        },
         body: plan.body,
         headersTimeout: 0,
         bodyTimeout: 0,

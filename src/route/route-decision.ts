@@ -1,6 +1,6 @@
 // What routing reads (RouteProfile) and what it returns: a RouteDecision naming the pool and why, or a
 // RouteRejection in seed 004's extended OpenAI error shape.
-import type { QueuePolicy, RoutePool } from "../config/route-types.js";
+import type { QueuePolicy, RoutePool, StickyBy } from "../config/route-types.js";
 
 /** The part of a request's profile that routing reads (the full RequestProfile satisfies it). */
 export interface RouteProfile {
@@ -14,6 +14,25 @@ export interface RouteProfile {
   readonly inputTokens: number;
   /** `max_tokens` / `max_completion_tokens` as sent; null when absent. */
   readonly maxTokens: number | null;
+  /**
+   * The estimate for the model a pool serves (each model's tokenizer counts differently, and the
+   * correction is learned per served model); absent: `inputTokens` for every pool.
+   */
+  readonly tokensFor?: (servedModel: string) => number;
+  /** The key a weighted target split sticks by (`stickyBy`): the tenant, or a header's value. */
+  readonly stickyKey?: (by: StickyBy) => string | null;
+}
+
+/** The served target: a LoRA adapter or the base model, and the version endpoints must run. */
+export interface RouteTarget {
+  readonly name: string;
+  readonly adapter: string | null;
+  /** Endpoints running another version are never picked; null: any. */
+  readonly modelVersion: string | null;
+  /** `weighted` (the alias's targets), `adapter` (the request named the adapter), `base`. */
+  readonly how: "weighted" | "adapter" | "base";
+  /** Share of the alias's traffic, with `weighted`. */
+  readonly percent: number | null;
 }
 
 /** Where the upstream `max_tokens` came from. */
@@ -25,10 +44,15 @@ export interface RouteDecision {
   readonly pool: string;
   /** The alias's limits for this pool. */
   readonly poolConfig: RoutePool;
-  /** Served model name to write into the upstream body. */
+  /** Served model name to write into the upstream body: the adapter, or the pool's model. */
   readonly upstreamModel: string;
-  /** `model_version` for logs. */
+  /** The pool's base model (the picker matches endpoints by it; adapters share its tokenizer). */
+  readonly baseModel: string;
+  /** The version expected: the target's, else the pool's; the log shows what the endpoint ran. */
   readonly modelVersion: string;
+  readonly target: RouteTarget;
+  /** Estimated input tokens for the chosen pool's model. */
+  readonly inputTokens: number;
   /** The route config version the decision was made with. */
   readonly configVersion: string;
   /** The matching rule, or null for the default pool. */

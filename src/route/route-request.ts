@@ -1,9 +1,16 @@
 // Routing: model alias + task + class + input tokens → the pool that serves the request, and why.
 // Pure: reads only the config and the profile, so `route explain` shows exactly what the gateway does.
 import type { GatewayConfigSet } from "../config/config-set.js";
-import type { ModelAlias, RoutePool, RouteRule } from "../config/route-types.js";
-import type { MaxTokensSource, RouteDecision, RouteProfile, RouteRejection } from "./route-decision.js";
+import type { AliasTarget, ModelAlias, RoutePool, RouteRule, StickyBy } from "../config/route-types.js";
+import type {
+  MaxTokensSource,
+  RouteDecision,
+  RouteProfile,
+  RouteRejection,
+  RouteTarget,
+} from "./route-decision.js";
 import { checkConditions, fitsPool, poolRange } from "./rule-match.js";
+import { chooseTarget } from "./target-choice.js";
 
 export interface RouteOptions {
   /** Build `explain` (every rule checked, and why); default true. The request path passes false. */
@@ -29,40 +36,38 @@ export function routeRequest(
   const route = config.route;
   // The request path does not read the explanation: building it cost ~0.9 KB of strings per request.
   const explain: string[] | null = opts.explain === false ? null : [];
-  const alias = route.aliases.get(profile.modelAlias);
-  if (!alias) {
-    const known = [...route.aliases.keys()];
-    explain?.push(`model "${profile.modelAlias}" is not a model alias (known: ${known.join(", ")})`);
-    return reject(
-      "model_not_found",
-      404,
-      "model",
-      `The model "${profile.modelAlias}" does not exist; available models: ${known.join(", ")}.`,
-      null,
-      known,
-      explain,
-    );
-  }
+  const resolved = resolveModel(config, profile, explain);
+  if ("code" in resolved) return resolved;
+  const { alias, target } = resolved;
+  // Only pools that serve the target's adapter can take the request.
+  const pools =
+    target.adapter === null
+      ? alias.pools
+      : alias.pools.filter((p) => servesAdapter(config, p.name, target.adapter!));
+  const view: ModelAlias = pools === alias.pools ? alias : { ...alias, pools };
+  const tokens = tokenCounter(config, profile);
   explain?.push(
-    `alias ${alias.name}: default pool ${alias.defaultPool}; pools ${alias.pools.map((p) => `${p.name} (${poolRange(p)})`).join(", ")}`,
+    `alias ${alias.name}: default pool ${alias.defaultPool}; pools ${view.pools.map((p) => `${p.name} (${poolRange(p)})`).join(", ")}`,
   );
   explain?.push(
     `request: task ${profile.task ?? "(none)"}, class ${profile.requestClass ?? "(none)"}, input ${profile.inputTokens} tokens, max_tokens ${profile.maxTokens ?? "(none)"}`,
   );
 
   let chosen: { pool: RoutePool; rule: RouteRule | null; reason: string; label: string } | null = null;
-  let candidates = alias.pools;
+  let candidates = view.pools;
   if (route.globalMode === "legacy_passthrough") {
     explain?.push("globalMode legacy_passthrough (route rollback): rules skipped, default pool used");
-    const pool = poolOf(alias, alias.defaultPool);
+    const pool = view.pools.find((x) => x.name === alias.defaultPool) ?? view.pools[0]!;
     candidates = [pool];
-    if (profile.inputTokens <= pool.maxInputTokens) {
+    if (tokens(pool) <= pool.maxInputTokens) {
       chosen = { pool, rule: null, reason: "legacy_passthrough", label: "legacy_passthrough" };
     }
   } else {
-    chosen = matchRules(route.rules, alias, profile, explain) ?? defaultPool(alias, profile, explain);
+    chosen =
+      matchRules(route.rules, view, profile, tokens, target.adapter, explain) ??
+      defaultPool(view, tokens, explain);
   }
-  if (!chosen) return tooLarge(alias, candidates, profile, explain);
+  if (!chosen) return tooLarge(view, candidates, tokens, explain);
 
   const { pool } = chosen;
   const upstream = config.pools.get(pool.name);
@@ -71,18 +76,24 @@ export function routeRequest(
   const out = outputTokens(pool, profile.maxTokens, explain);
   if ("code" in out) return out;
   const task = profile.task;
+  let reason = chosen.reason;
+  if (target.how === "weighted") reason += `,target=${target.name}(${target.percent}%)`;
+  else if (target.how === "adapter") reason += `,adapter=${target.name}`;
+  if (out.clamped) reason += `,max_tokens_clamped=${profile.maxTokens}->${out.maxTokens}`;
+  if (target.modelVersion !== null) explain?.push(`model version ${target.modelVersion} required`);
   return {
     ok: true,
     modelAlias: alias.name,
     pool: pool.name,
     poolConfig: pool,
-    upstreamModel: upstream.model,
-    modelVersion: upstream.modelVersion,
+    upstreamModel: target.adapter ?? upstream.model,
+    baseModel: upstream.model,
+    modelVersion: target.modelVersion ?? upstream.modelVersion,
+    target,
+    inputTokens: tokens(pool),
     configVersion: config.version,
     rule: chosen.rule?.name ?? null,
-    reason: out.clamped
-      ? `${chosen.reason},max_tokens_clamped=${profile.maxTokens}->${out.maxTokens}`
-      : chosen.reason,
+    reason,
     reasonLabel: chosen.label,
     maxTokens: out.maxTokens,
     maxTokensRequested: profile.maxTokens,
@@ -101,15 +112,21 @@ export function routeRequest(
 function matchRules(
   rules: readonly RouteRule[],
   alias: ModelAlias,
-  p: RouteProfile,
+  profile: RouteProfile,
+  tokens: (pool: RoutePool) => number,
+  adapter: string | null,
   explain: string[] | null,
 ) {
   for (const rule of rules) {
     const pool = alias.pools.find((x) => x.name === rule.routeTo);
     if (!pool) {
-      explain?.push(`rule ${rule.name}: skipped, pool ${rule.routeTo} is not a pool of alias ${alias.name}`);
+      explain?.push(
+        `rule ${rule.name}: skipped, pool ${rule.routeTo} is not a pool of alias ${alias.name}${adapter === null ? "" : ` that serves adapter ${adapter}`}`,
+      );
       continue;
     }
+    const n = tokens(pool);
+    const p = n === profile.inputTokens ? profile : { ...profile, inputTokens: n };
     const check = checkConditions(rule, p, explain !== null);
     if (!check.holds) {
       explain?.push(`rule ${rule.name}: no match, ${check.why}`);
@@ -128,22 +145,21 @@ function matchRules(
   return null;
 }
 
-function defaultPool(alias: ModelAlias, p: RouteProfile, explain: string[] | null) {
-  const pool = poolOf(alias, alias.defaultPool);
-  if (fitsPool(pool, p.inputTokens)) {
+function defaultPool(alias: ModelAlias, tokens: (pool: RoutePool) => number, explain: string[] | null) {
+  const pool = alias.pools.find((x) => x.name === alias.defaultPool);
+  if (pool && fitsPool(pool, tokens(pool))) {
     explain?.push(`default pool ${pool.name}`);
     return { pool, rule: null, reason: "default", label: "default" };
   }
-  const fallback = alias.pools.find((x) => fitsPool(x, p.inputTokens));
+  const fallback = alias.pools.find((x) => fitsPool(x, tokens(x)));
+  const why = pool
+    ? `default pool ${pool.name} takes ${poolRange(pool)} input tokens, not ${tokens(pool)}`
+    : `default pool ${alias.defaultPool} does not serve this model`;
   if (!fallback) {
-    explain?.push(
-      `default pool ${pool.name} takes ${poolRange(pool)} input tokens and no other pool fits ${p.inputTokens}`,
-    );
+    explain?.push(`${why}, and no other pool fits`);
     return null;
   }
-  explain?.push(
-    `default pool ${pool.name} takes ${poolRange(pool)} input tokens, not ${p.inputTokens}; first pool that fits: ${fallback.name}`,
-  );
+  explain?.push(`${why}; first pool that fits: ${fallback.name}`);
   return { pool: fallback, rule: null, reason: `default,size_fallback=${fallback.name}`, label: "default" };
 }
 
@@ -184,16 +200,17 @@ function outputTokens(
 function tooLarge(
   alias: ModelAlias,
   candidates: readonly RoutePool[],
-  p: RouteProfile,
+  tokens: (pool: RoutePool) => number,
   explain: string[] | null,
 ): RouteRejection {
   const largest = candidates.reduce((a, b) => (b.maxInputTokens > a.maxInputTokens ? b : a));
-  if (p.inputTokens > largest.maxInputTokens) {
+  const n = tokens(largest);
+  if (n > largest.maxInputTokens) {
     return reject(
       "context_length_exceeded",
       400,
       "messages",
-      `This request has about ${p.inputTokens} input tokens (estimated), more than the largest limit of model ${alias.name}: ${largest.maxInputTokens} tokens (pool ${largest.name}). Shorten or split the input; it is never truncated.`,
+      `This request has about ${n} input tokens (estimated), more than the largest limit of model ${alias.name}: ${largest.maxInputTokens} tokens (pool ${largest.name}). Shorten or split the input; it is never truncated.`,
       largest.name,
       ["reduce_input", "split_input"],
       explain,
@@ -204,17 +221,121 @@ function tooLarge(
     "no_eligible_pool",
     400,
     "messages",
-    `No pool of model ${alias.name} takes ${p.inputTokens} input tokens (estimated); pools take ${ranges}.`,
+    `No pool of model ${alias.name} takes ${n} input tokens (estimated); pools take ${ranges}.`,
     null,
     ["reduce_input"],
     explain,
   );
 }
 
-function poolOf(alias: ModelAlias, name: string): RoutePool {
-  const pool = alias.pools.find((x) => x.name === name);
-  if (!pool) throw new Error(`alias ${alias.name} has no pool ${name}`);
-  return pool;
+/**
+ * The alias and target a request's `model` names: an alias (its weighted targets, or its base model), or
+ * a LoRA adapter that a pool declares (routed as the first alias using such a pool). Anything else is
+ * `model_not_found`, naming what is served: never a silent fall-back to a base model.
+ */
+function resolveModel(
+  config: GatewayConfigSet,
+  profile: RouteProfile,
+  explain: string[] | null,
+): { alias: ModelAlias; target: RouteTarget } | RouteRejection {
+  const route = config.route;
+  const alias = route.aliases.get(profile.modelAlias);
+  if (alias) {
+    if (alias.targets.length === 0) {
+      return {
+        alias,
+        target: {
+          name: alias.name,
+          adapter: null,
+          modelVersion: alias.defaultVersion,
+          how: "base",
+          percent: null,
+        },
+      };
+    }
+    const key = profile.stickyKey?.(alias.stickyBy) ?? null;
+    const servable = (t: AliasTarget) =>
+      t.adapter === null || alias.pools.some((p) => servesAdapter(config, p.name, t.adapter!));
+    const choice = chooseTarget(alias, key, servable);
+    if (choice) {
+      explain?.push(
+        `alias ${alias.name}: target ${choice.target.name} (${choice.percent}% of its traffic; ${choice.sticky ? `sticky by ${describeSticky(alias.stickyBy)}` : "no sticky key: by weight at random"})`,
+      );
+      const t = choice.target;
+      return {
+        alias,
+        target: {
+          name: t.name,
+          adapter: t.adapter,
+          modelVersion: t.modelVersion,
+          how: "weighted",
+          percent: choice.percent,
+        },
+      };
+    }
+  } else {
+    for (const a of route.aliases.values()) {
+      if (!a.pools.some((p) => servesAdapter(config, p.name, profile.modelAlias))) continue;
+      explain?.push(`model "${profile.modelAlias}" is a LoRA adapter served by pools of alias ${a.name}`);
+      return {
+        alias: a,
+        target: {
+          name: profile.modelAlias,
+          adapter: profile.modelAlias,
+          modelVersion: a.defaultVersion,
+          how: "adapter",
+          percent: null,
+        },
+      };
+    }
+  }
+  const known = servedModelNames(config);
+  explain?.push(
+    `model "${profile.modelAlias}" is not a model alias or a served adapter (known: ${known.join(", ")})`,
+  );
+  return reject(
+    "model_not_found",
+    404,
+    "model",
+    `The model "${profile.modelAlias}" does not exist; available models: ${known.join(", ")}.`,
+    null,
+    known,
+    explain,
+  );
+}
+
+/** Every name a caller may send as `model`: the aliases, then the adapters their pools declare. */
+export function servedModelNames(config: GatewayConfigSet): string[] {
+  const names = [...config.route.aliases.keys()];
+  for (const a of config.route.aliases.values())
+    for (const p of a.pools)
+      for (const l of config.pools.get(p.name)?.loraAdapters ?? [])
+        if (!names.includes(l.name)) names.push(l.name);
+  return names;
+}
+
+function servesAdapter(config: GatewayConfigSet, pool: string, adapter: string): boolean {
+  return config.pools.get(pool)?.loraAdapters.some((a) => a.name === adapter) ?? false;
+}
+
+function describeSticky(by: StickyBy): string {
+  return by.kind === "header" ? `header ${by.header}` : by.kind;
+}
+
+/** Input tokens as estimated for each pool's served model, computed once per model. */
+function tokenCounter(config: GatewayConfigSet, profile: RouteProfile): (pool: RoutePool) => number {
+  const f = profile.tokensFor;
+  if (f === undefined) return () => profile.inputTokens;
+  let lastModel = "";
+  let last = 0;
+  return (pool) => {
+    const model = config.pools.get(pool.name)?.model ?? pool.name;
+    if (model !== lastModel) {
+      lastModel = model;
+      last = f(model);
+    }
+    return last;
+  };
 }
 
 function reject(

@@ -85,7 +85,7 @@ export function routeAdmin(
   return false;
 }
 
-/** POST /admin/explain: `{ "kind": "chat" | "completion", "body": {...} }` plus the request's X-AI-* headers. */
+/** POST /admin/explain: `{ "kind": "chat" | "completion", "body": {...}, "tenant"?: "..." }` plus the request's X-AI-* headers. */
 function explain(gw: GatewayRuntime, req: http.IncomingMessage, res: http.ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on("data", (c: Buffer) => chunks.push(c));
@@ -94,9 +94,13 @@ function explain(gw: GatewayRuntime, req: http.IncomingMessage, res: http.Server
       const input = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
         kind?: unknown;
         body?: unknown;
+        tenant?: unknown;
       };
       const kind = input.kind === "completion" ? "completion" : "chat";
-      sendJson(res, 200, explainRequest(gw, kind, input.body, req.headers));
+      // The admin names the tenant a what-if runs for (weighted targets stick by it); the explained
+      // request's own credentials are not checked here.
+      const tenant = typeof input.tenant === "string" && input.tenant !== "" ? input.tenant : null;
+      sendJson(res, 200, explainRequest(gw, kind, input.body, req.headers, tenant));
     } catch (err) {
       const e =
         err instanceof GatewayError

@@ -6,22 +6,20 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { PickResult } from "../picker/framework/types.js";
-import { type ApiKind, profileRequest } from "../profile/request-profile.js";
-import { attemptUpstream } from "../proxy/upstream-attempt.js";
-import { routeRequest } from "../route/route-request.js";
+import { planRequest, type RequestPlan } from "../plan/request-plan.js";
+import type { ApiKind } from "../profile/request-profile.js";
 import { ClientGone } from "./client-gone.js";
-import type { GatewayRuntime, Placement } from "./gateway-runtime.js";
+import { applyOutcome, type ForwardContext, forward, noEndpointError } from "./forward.js";
+import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
-import { pickerFor } from "./pick-request.js";
+import { type PickAmong, pickerFor } from "./pick-request.js";
 import { readBody } from "./request-body.js";
 import { RequestRecord } from "./request-record.js";
 import { RequestTicket } from "./request-ticket.js";
 import { StreamHeartbeat } from "./stream-heartbeat.js";
+import { type TraceContext, traceContextFrom, traceparentOf } from "./trace-context.js";
 
 const RETRY_LATER: readonly string[] = ["retry_later"];
-
-const PATHS: Record<ApiKind, string> = { chat: "/v1/chat/completions", completion: "/v1/completions" };
 
 /** What the request path leaves for the handler to finish: a stream's heartbeat, once armed. */
 interface Live {
@@ -34,7 +32,9 @@ export async function handleCompletion(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const rec = new RequestRecord(traceIdFrom(req.headers));
+  const trace = traceContextFrom(req.headers);
+  const rec = new RequestRecord(traceIdFrom(req.headers, trace.traceId));
+  rec.w3cTraceId = trace.traceId;
   res.setHeader("x-ai-trace-id", rec.traceId);
   res.setHeader("x-request-id", rec.traceId);
   const clientGone = new ClientGone();
@@ -43,7 +43,7 @@ export async function handleCompletion(
   });
   const live: Live = { heartbeat: null };
   try {
-    await serve(gw, kind, req, res, rec, clientGone, live);
+    await serve(gw, kind, req, res, rec, trace, clientGone, live);
   } catch (err) {
     if (clientGone.aborted) return; // the caller left: logged as cancelled below
     const e =
@@ -90,6 +90,7 @@ async function serve(
   req: IncomingMessage,
   res: ServerResponse,
   rec: RequestRecord,
+  trace: TraceContext,
   clientGone: ClientGone,
   live: Live,
 ): Promise<void> {
@@ -98,123 +99,142 @@ async function serve(
   // Identify before reading the body: an unknown caller does not get to upload 4 MiB first.
   const who = gw.identifier.identify(req.headers, req.socket.remoteAddress);
   rec.tenant = who.tenant;
-  const raw = await readBody(req, config.gateway.limits);
-  let json: unknown;
+  const body = parseJson(await readBody(req, config.gateway.limits));
+  const plan = recordPlan(rec, config.gateway.logging.prompts, () =>
+    planRequest(config, gw.correction, { kind, body, headers: req.headers, tenant: who.tenant }),
+  );
+  const { decision } = plan;
+  gw.metrics.routeDecisions.labels(decision.pool, decision.reasonLabel).inc();
+  const pool = gw.pools.get(decision.pool);
+  if (!pool) throw noEndpointError(decision.pool, "it has no endpoints", null);
+  const pickAmong = pickerFor(pool.picker, plan.pickRequest);
+  const candidates = servingEndpoints(pool, plan);
+
+  // No endpoint can take it at all (none healthy): say so now rather than queue for nothing.
+  const now = Date.now();
+  if (!candidates.some((e) => e.routable(now))) {
+    const pick = pickAmong(candidates);
+    throw noEndpointError(decision.pool, pick.reason, pick.backupPool);
+  }
+  const heartbeat = armHeartbeat(gw, res, rec, plan);
+  live.heartbeat = heartbeat;
+  const placement = await queueForEndpoint(gw, plan, rec, candidates, pickAmong, clientGone);
+  if (heartbeat) heartbeat.stage = "waiting for the first token";
+  // A batch pause watching this pool hears of each streamed first token as it happens.
+  const watched = plan.profile.stream && gw.flow.watches(decision.pool);
+  const ctx: ForwardContext = {
+    gw,
+    pool,
+    plan,
+    rec,
+    candidates,
+    pickAmong,
+    res,
+    clientGone,
+    upstreamHeaders: upstreamTraceHeaders(trace),
+    onFirstToken: watched ? () => gw.flow.observeTtft(decision.pool, performance.now() - rec.t0) : null,
+    beforeFirstWrite: heartbeat ? () => heartbeat.stop() : null,
+    headersAlreadySent: () => heartbeat?.started ?? false,
+  };
+  applyOutcome(ctx, await forward(ctx, placement));
+}
+
+function parseJson(raw: Buffer): unknown {
   try {
-    json = JSON.parse(raw.toString("utf8"));
+    return JSON.parse(raw.toString("utf8"));
   } catch (err) {
     throw new GatewayError("invalid_json", `the request body is not valid JSON: ${(err as Error).message}`, {
       param: "body",
     });
   }
-  const profile = profileRequest(kind, json, req.headers);
+}
+
+/** Runs the plan and writes what it decided into the record, also when it refuses the request. */
+function recordPlan(rec: RequestRecord, logPrompts: boolean, make: () => RequestPlan): RequestPlan {
+  let plan: RequestPlan;
+  try {
+    plan = make();
+  } catch (err) {
+    if (err instanceof GatewayError) rec.pool = err.route;
+    throw err;
+  }
+  const { profile, decision } = plan;
   rec.task = profile.task;
   rec.requestClass = profile.requestClass;
   rec.modelAlias = profile.modelAlias;
   rec.stream = profile.stream;
-  if (config.gateway.logging.prompts)
-    rec.prompt = kind === "chat" ? profile.body.messages : profile.body.prompt;
-
-  const aliasPools = config.route.aliases.get(profile.modelAlias);
-  const firstPool = aliasPools ? config.pools.get(aliasPools.defaultPool) : undefined;
-  const correctionModel = firstPool?.model ?? profile.modelAlias;
-  const inputTokens = gw.correction.apply(correctionModel, profile.inputTokensRaw);
-  rec.inputTokensEstimated = inputTokens;
-  const decision = routeRequest(
-    config,
-    {
-      modelAlias: profile.modelAlias,
-      task: profile.task,
-      requestClass: profile.requestClass,
-      inputTokens,
-      maxTokens: profile.maxTokens,
-    },
-    { explain: false },
-  );
-  if (!decision.ok) {
-    rec.pool = decision.route;
-    throw new GatewayError(decision.code, decision.message, {
-      param: decision.param,
-      route: decision.route,
-      fallbackOptions: decision.fallbackOptions,
-      status: decision.status,
-    });
-  }
+  if (logPrompts) rec.prompt = profile.kind === "chat" ? profile.body.messages : profile.body.prompt;
+  rec.inputTokensEstimated = decision.inputTokens;
   rec.taskKnown = decision.taskKnown;
   rec.pool = decision.pool;
   rec.routeReason = decision.reason;
   rec.reasonLabel = decision.reasonLabel;
   rec.modelVersion = decision.modelVersion;
+  rec.servedModel = decision.upstreamModel;
   rec.maxTokens = decision.maxTokens;
-  gw.metrics.routeDecisions.labels(decision.pool, decision.reasonLabel).inc();
+  return plan;
+}
 
-  const upstreamBody: Record<string, unknown> = {
-    ...profile.body,
-    model: decision.upstreamModel,
-    max_tokens: decision.maxTokens,
-  };
-  delete upstreamBody.max_completion_tokens;
-  if (profile.stream) {
-    // Always ask for usage upstream: it settles token accounting; the frame is dropped if the caller did not ask.
-    const so = (profile.body.stream_options as Record<string, unknown> | undefined) ?? {};
-    upstreamBody.stream_options = { ...so, include_usage: true };
-  }
-  const body = Buffer.from(JSON.stringify(upstreamBody));
-  const pool = gw.pools.get(decision.pool);
-  if (!pool)
-    throw new GatewayError("no_healthy_endpoint", `pool ${decision.pool} has no endpoints`, {
-      route: decision.pool,
-    });
-  const cost = inputTokens + decision.maxTokens;
-  const tried = new Set<EndpointState>();
-  const timeouts = config.gateway.timeouts;
-  const maxAttempts = Math.max(1, config.gateway.retry.maxAttempts);
-  pool.retryBudget.recordRequest();
-
-  const picker = pool.picker;
-  const { request: pickRequest, pickAmong } = pickerFor(
-    picker,
-    kind,
-    profile.body,
-    { upstreamModel: decision.upstreamModel, maxTokens: decision.maxTokens, inputTokens },
-    req.headers,
+/**
+ * The pool's endpoints that can serve the plan's target: its version (a pinned version is never served
+ * by another) and its adapter (registered on the engine, or loadable). None: a clear error now.
+ */
+function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): EndpointState[] {
+  const { decision } = plan;
+  const version = decision.target.modelVersion;
+  const adapter = decision.target.adapter;
+  const serving = pool.endpoints.filter(
+    (e) =>
+      (version === null || e.modelVersion === version) &&
+      (adapter === null || e.servedAdapters === null || e.servedAdapters.has(adapter)),
   );
-  const blockHashes = pickRequest.blockHashes;
-  const noEndpoint = (pick: PickResult<EndpointState>) => {
-    const why = tried.size > 0 ? `every endpoint of pool ${decision.pool} failed this request` : pick.reason;
-    return new GatewayError("no_healthy_endpoint", `pool ${decision.pool}: ${why}`, {
-      route: decision.pool,
-      retryAfterSeconds: 1,
-      fallbackOptions: pick.backupPool ? [`pool:${pick.backupPool}`, "retry_later"] : ["retry_later"],
-    });
-  };
+  if (serving.length > 0) return serving;
+  if (version !== null && !pool.endpoints.some((e) => e.modelVersion === version)) {
+    const running = [...new Set(pool.endpoints.map((e) => e.modelVersion ?? "unknown"))];
+    throw new GatewayError(
+      "model_version_unavailable",
+      `no endpoint of pool ${decision.pool} runs ${version} (model ${decision.modelAlias}); running: ${running.join(", ")}`,
+      { route: decision.pool, retryAfterSeconds: 5, fallbackOptions: ["retry_later"] },
+    );
+  }
+  throw noEndpointError(decision.pool, `no endpoint has adapter ${adapter} registered`, null);
+}
 
-  // No endpoint can take it at all (none healthy): say so now rather than queue for nothing.
-  const now = Date.now();
-  if (!pool.endpoints.some((e) => e.routable(now))) throw noEndpoint(pickAmong(pool.endpoints));
+function armHeartbeat(
+  gw: GatewayRuntime,
+  res: ServerResponse,
+  rec: RequestRecord,
+  plan: RequestPlan,
+): StreamHeartbeat | null {
+  const heartbeatMs = gw.config.gateway.streaming.heartbeatMs;
+  if (!plan.profile.stream || heartbeatMs <= 0) return null;
+  return new StreamHeartbeat(res, heartbeatMs, rec.t0, {
+    "x-ai-route-pool": plan.decision.pool,
+    "x-ai-route-reason": plan.decision.reason,
+    "x-ai-model-version": plan.decision.modelVersion,
+  });
+}
 
-  const heartbeatMs = config.gateway.streaming.heartbeatMs;
-  const heartbeat =
-    profile.stream && heartbeatMs > 0
-      ? new StreamHeartbeat(res, heartbeatMs, rec.t0, {
-          "x-ai-route-pool": decision.pool,
-          "x-ai-route-reason": decision.reason,
-          "x-ai-model-version": decision.modelVersion,
-        })
-      : null;
-  live.heartbeat = heartbeat;
-
-  // Flow control: wait in the gateway's queue until an endpoint is below its saturation bounds.
+/** Flow control: waits in the gateway's queue until a candidate endpoint is below its saturation bounds. */
+async function queueForEndpoint(
+  gw: GatewayRuntime,
+  plan: RequestPlan,
+  rec: RequestRecord,
+  candidates: readonly EndpointState[],
+  pickAmong: PickAmong,
+  clientGone: ClientGone,
+): Promise<Placement> {
+  const { decision } = plan;
   const flow = gw.flow.pools.get(decision.pool)!;
   const admitted = flow.admit(
     new RequestTicket({
       priority: decision.priority,
       tenant: rec.tenant ?? "anonymous",
-      cost,
+      cost: plan.cost,
       maxQueueMs: decision.maxQueueMs,
       gate: gw.flow.gateFor(decision.rule),
       fallbackOptions: decision.queuePolicy?.fallbackOptions ?? RETRY_LATER,
-      endpoints: pool.endpoints,
+      endpoints: candidates,
       bounds: flow.settings,
       pickAmong,
       clientGone,
@@ -228,124 +248,14 @@ async function serve(
     throw err;
   }
   rec.dispatchedAt = performance.now();
-  if (heartbeat) heartbeat.stage = "waiting for the first token";
-  // A batch pause watching this pool hears of each streamed first token as it happens.
-  const watched = profile.stream && gw.flow.watches(decision.pool);
   gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
+  return placement;
+}
 
-  for (;;) {
-    const { pick, lease } = placement;
-    const ep = placement.endpoint;
-    rec.pickMode = pick.mode;
-    rec.pickReason = pick.reason;
-    rec.pickScores = pick.topScores.map((t) => `${t.endpoint}=${t.total.toFixed(3)}`).join(" ");
-    if (pick.mode !== "metrics") rec.addFallback(`pick:${pick.mode}`);
-    // What the engine will now hold, so the next request of this prefix finds it.
-    picker.index.record(ep.name, blockHashes);
-    rec.attempts++;
-    rec.endpoint = ep.name;
-    rec.kvCacheUsedRatio = ep.kvUsage;
-    const inflight = gw.metrics.inflight.labels(decision.pool, ep.name);
-    inflight.inc();
-    let outcome: Awaited<ReturnType<typeof attemptUpstream>>;
-    try {
-      outcome = await attemptUpstream(
-        gw.dispatcher(ep),
-        {
-          url: ep.url,
-          path: PATHS[kind],
-          body,
-          stream: profile.stream,
-          clientWantsUsage: profile.includeUsage,
-          responseHeaders: {
-            "x-ai-route-pool": decision.pool,
-            "x-ai-route-reason": decision.reason,
-            "x-ai-model-version": decision.modelVersion,
-            "x-ai-endpoint": ep.name,
-          },
-          traceId: rec.traceId,
-          timeouts,
-          onFirstToken: watched ? () => gw.flow.observeTtft(decision.pool, performance.now() - rec.t0) : null,
-          beforeFirstWrite: heartbeat ? () => heartbeat.stop() : null,
-        },
-        res,
-        clientGone,
-      );
-    } finally {
-      lease.release();
-      inflight.dec();
-    }
-    if (outcome.kind === "retryable") {
-      ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
-      rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
-      tried.add(ep);
-      if (rec.attempts < maxAttempts && pool.retryBudget.tryRetry()) {
-        // A retry does not queue again: it goes to the best endpoint not yet tried, room or not.
-        const pick = pickAmong(pool.endpoints.filter((e) => !tried.has(e)));
-        if (!pick.endpoint) throw noEndpoint(pick);
-        gw.metrics.retries.labels(decision.pool, outcome.reason).inc();
-        placement = { endpoint: pick.endpoint, lease: pick.endpoint.acquire(cost), pick };
-        continue;
-      }
-      const timeout = outcome.reason === "timeout";
-      throw new GatewayError(
-        timeout ? "upstream_timeout" : "upstream_unavailable",
-        `the engine did not answer (${outcome.detail}) after ${rec.attempts} attempt(s)`,
-        { route: decision.pool, retryAfterSeconds: 1, fallbackOptions: ["retry_later"] },
-      );
-    }
-    if (outcome.kind === "cancelled") {
-      rec.firstTokenAt = outcome.firstTokenAt;
-      rec.clientCancelled = true;
-      rec.status = "client_cancelled";
-      rec.httpStatus = 499;
-      if (!gw.cutting) gw.metrics.clientCancels.labels(decision.pool).inc();
-      return;
-    }
-    if (outcome.kind === "total_timeout") {
-      ep.reportFailure("timeout");
-      throw new GatewayError(
-        "upstream_timeout",
-        `the engine did not answer within timeouts.totalMs (${timeouts.totalMs} ms)`,
-        {
-          route: decision.pool,
-          retryAfterSeconds: 1,
-          fallbackOptions: ["retry_later"],
-        },
-      );
-    }
-    if (outcome.kind === "timeout_after_start") {
-      ep.reportFailure("timeout");
-      rec.status = "broken_stream";
-      rec.errorCode = "upstream_timeout";
-      rec.httpStatus = 200;
-      return;
-    }
-    ep.reportSuccess();
-    // After a heartbeat the client got 200 whatever the engine said (a refusal went out as an event).
-    rec.httpStatus = heartbeat?.started ? 200 : outcome.status;
-    rec.firstTokenAt = outcome.firstTokenAt;
-    rec.runtimeQueueMs = outcome.timing.queueMs;
-    rec.prefillMs = outcome.timing.prefillMs;
-    rec.decodeMs = outcome.timing.decodeMs;
-    if (outcome.usage) {
-      rec.inputTokensActual = outcome.usage.prompt_tokens ?? null;
-      rec.outputTokens = outcome.usage.completion_tokens ?? null;
-      rec.cachedTokens = outcome.usage.prompt_tokens_details?.cached_tokens ?? null;
-      if (rec.inputTokensActual !== null) {
-        gw.correction.observe(correctionModel, profile.inputTokensRaw, rec.inputTokensActual);
-      }
-    }
-    if (outcome.upstreamClientError) {
-      rec.status = "engine_rejected";
-      rec.errorCode = `engine_${outcome.status}`;
-    } else if (outcome.brokenMidStream) {
-      rec.status = "broken_stream";
-      rec.errorCode = "upstream_error";
-      ep.reportFailure("reset");
-    }
-    return;
-  }
+function upstreamTraceHeaders(trace: TraceContext): Record<string, string> {
+  const h: Record<string, string> = { traceparent: traceparentOf(trace) };
+  if (trace.tracestate !== null) h.tracestate = trace.tracestate;
+  return h;
 }
 
 /** Metrics and the log line, once per request. */

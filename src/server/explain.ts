@@ -3,42 +3,42 @@
 // --gateway`). Nothing is counted or recorded: no lease, no prefix-index entry, no log line.
 
 import type { IncomingHttpHeaders } from "node:http";
+import { GatewayError } from "../errors/gateway-error.js";
 import { overHardBound, placeable, softSaturation } from "../flow/saturation.js";
-import { type ApiKind, profileRequest } from "../profile/request-profile.js";
-import { routeRequest } from "../route/route-request.js";
+import { planSummary } from "../plan/plan-summary.js";
+import { planRequest, type RequestPlan } from "../plan/request-plan.js";
+import type { ApiKind } from "../profile/request-profile.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
 import { pickerFor } from "./pick-request.js";
+
+/** Refusals of the route stage are an answer to explain; a malformed body is the admin caller's error. */
+const ROUTE_REFUSALS = new Set([
+  "model_not_found",
+  "context_length_exceeded",
+  "no_eligible_pool",
+  "max_tokens_exceeded",
+]);
 
 export function explainRequest(
   gw: GatewayRuntime,
   kind: ApiKind,
   body: unknown,
   headers: IncomingHttpHeaders,
+  tenant: string | null,
 ): Record<string, unknown> {
-  const profile = profileRequest(kind, body, headers);
-  const alias = gw.config.route.aliases.get(profile.modelAlias);
-  const model = (alias && gw.config.pools.get(alias.defaultPool)?.model) ?? profile.modelAlias;
-  const inputTokens = gw.correction.apply(model, profile.inputTokensRaw);
-  const decision = routeRequest(gw.config, {
-    modelAlias: profile.modelAlias,
-    task: profile.task,
-    requestClass: profile.requestClass,
-    inputTokens,
-    maxTokens: profile.maxTokens,
-  });
+  let plan: RequestPlan;
+  try {
+    plan = planRequest(gw.config, gw.correction, { kind, body, headers, tenant }, { explain: true });
+  } catch (err) {
+    if (!(err instanceof GatewayError) || !ROUTE_REFUSALS.has(err.code)) throw err;
+    return { route: { error: { code: err.code, message: err.message, param: err.param } } };
+  }
+  const { decision } = plan;
   const out: Record<string, unknown> = {
-    input_tokens_estimated: inputTokens,
-    route: decision.ok
-      ? {
-          pool: decision.pool,
-          reason: decision.reason,
-          upstream_model: decision.upstreamModel,
-          max_tokens: decision.maxTokens,
-        }
-      : { error: { code: decision.code, message: decision.message, param: decision.param } },
+    input_tokens_estimated: decision.inputTokens,
+    route: planSummary(plan),
     route_trace: decision.explain,
   };
-  if (!decision.ok) return out;
   const pool = gw.pools.get(decision.pool);
   if (!pool) return out;
   out.queue = queueExplain(
@@ -47,17 +47,9 @@ export function explainRequest(
     decision.rule,
     decision.priority,
     decision.maxQueueMs,
-    inputTokens + decision.maxTokens,
+    plan.cost,
   );
-  const { request, pickAmong } = pickerFor(
-    pool.picker,
-    kind,
-    profile.body,
-    { upstreamModel: decision.upstreamModel, maxTokens: decision.maxTokens, inputTokens },
-    headers,
-  );
-  const blockHashes = request.blockHashes;
-  const r = pickAmong(pool.endpoints);
+  const r = pickerFor(pool.picker, plan.pickRequest)(pool.endpoints);
   out.pick = {
     endpoint: r.endpoint?.name ?? null,
     mode: r.mode,
@@ -66,7 +58,7 @@ export function explainRequest(
     filtered: r.filtered,
     notes: r.notes,
     backup_pool: r.backupPool,
-    prompt_blocks: blockHashes.length,
+    prompt_blocks: plan.pickRequest.blockHashes.length,
   };
   return out;
 }

@@ -1,8 +1,8 @@
 // Who is calling: the tenant comes from an API key mapped in config, or from X-AI-Tenant only when the
 // caller is a configured trusted upstream (shared secret and/or address list). A client never names its
-// own tenant. The trace id is taken from X-AI-Trace-Id or made here, and always returned.
+// own tenant. The trace id is taken from X-AI-Trace-Id or is the W3C trace id (trace-context.ts), and always returned.
 
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { BlockList } from "node:net";
 import type { AuthSettings } from "../config/gateway-settings.js";
@@ -16,16 +16,11 @@ export interface Identity {
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-// Fresh trace ids: a random per-process prefix and a counter. Unique per gateway process, and one
-// random draw per process instead of one per request (the draw showed in profiles at 7% of a request).
-const TRACE_PREFIX = `tg-${randomBytes(6).toString("base64url")}-`;
-let traceCounter = 0;
-
-/** The caller's trace id if it is a sane token, else a fresh one. */
-export function traceIdFrom(headers: IncomingHttpHeaders): string {
+/** The caller's X-AI-Trace-Id if it is a sane token, else the W3C trace id. */
+export function traceIdFrom(headers: IncomingHttpHeaders, w3cTraceId: string): string {
   const given = headers["x-ai-trace-id"];
   if (typeof given === "string" && TRACE_ID.test(given)) return given;
-  return TRACE_PREFIX + (++traceCounter).toString(36);
+  return w3cTraceId;
 }
 
 export class Identifier {

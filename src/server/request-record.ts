@@ -12,6 +12,10 @@ export class RequestRecord {
   requestClass: string | null = null;
   modelAlias: string | null = null;
   modelVersion: string | null = null;
+  /** The model name sent upstream: the pool's base model or a LoRA adapter. */
+  servedModel: string | null = null;
+  /** The W3C trace id (the caller's traceparent, or started here); equals traceId unless X-AI-Trace-Id was given. */
+  w3cTraceId: string | null = null;
   configVersion: string | null = null;
   pool: string | null = null;
   routeReason: string | null = null;
@@ -63,12 +67,14 @@ export class RequestRecord {
       ts: isoTime(),
       event: this.pool && this.attempts > 0 ? "inference.completed" : "inference.rejected",
       trace_id: this.traceId,
+      w3c_trace_id: this.w3cTraceId,
       tenant: this.tenant,
       task: this.task,
       task_known: this.pool && this.routeReason ? this.taskKnown : null,
       request_class: this.requestClass,
       model_alias: this.modelAlias,
       model_version: this.modelVersion,
+      served_model: this.servedModel,
       route_pool: this.pool,
       route_reason: this.routeReason,
       endpoint: this.endpoint,

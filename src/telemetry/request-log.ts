@@ -9,6 +9,8 @@ export interface RequestLogLine {
   ts: string;
   event: "inference.completed" | "inference.rejected";
   trace_id: string;
+  /** The W3C trace id the engine was sent (traceparent); the same as trace_id unless X-AI-Trace-Id was given. */
+  w3c_trace_id: string | null;
   tenant: string | null;
   task: string | null;
   /** Whether the route config knows the task (seed 004's unknown-task ratio); null before routing. */
@@ -16,6 +18,8 @@ export interface RequestLogLine {
   request_class: string | null;
   model_alias: string | null;
   model_version: string | null;
+  /** The model name sent upstream: the base model or the LoRA adapter served. */
+  served_model: string | null;
   route_pool: string | null;
   route_reason: string | null;
   endpoint: string | null;

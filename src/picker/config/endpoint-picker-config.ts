@@ -104,7 +104,7 @@ export const DEFAULT_SCORERS: readonly ScorerRef[] = [
 export const DEFAULT_FILTERS: readonly FilterRef[] = [
   { type: "ready", params: {}, failOpen: false },
   { type: "not-draining", params: {}, failOpen: false },
-  { type: "serves-model", params: {} },
+  { type: "serves-model", params: {}, failOpen: false },
   { type: "lora-available", params: {} },
   { type: "metrics-fresh", params: { mode: "prefer", graceMs: 2000 } },
   { type: "kv-watermark", params: { threshold: 0.95 } },

@@ -66,8 +66,10 @@ export const servesModelFilter = (failOpen?: boolean): Filter =>
   );
 
 /**
- * The adapter is running, queued to load, or there is a free slot for it. Unknown adapter state keeps
- * the endpoint: hiding every endpoint whose engine does not report LoRA would be worse than a slow load.
+ * The adapter is running, queued to load, probably still loaded (the gateway sent it here lately), or
+ * there is a free slot for it (fewer adapters running than `max_lora`: an idle one can be evicted).
+ * Unknown adapter state keeps the endpoint: hiding every endpoint whose engine does not report LoRA
+ * would be worse than a slow load.
  */
 export const loraAvailableFilter = (failOpen?: boolean): Filter =>
   predicateFilter(
@@ -76,6 +78,7 @@ export const loraAvailableFilter = (failOpen?: boolean): Filter =>
       const l = e.loras;
       if (r.lora === null || l === null) return null;
       if (l.running.includes(r.lora) || l.waiting.includes(r.lora)) return null;
+      if (e.adapterRecord?.likelyResident(r.lora)) return null;
       if (l.max === null || l.running.length < l.max) return null;
       return `adapter ${r.lora} not loaded and all ${l.max} adapter slots busy`;
     },

@@ -18,6 +18,11 @@ export interface PickerEndpoint {
   readonly blockSize: number | null;
   readonly numGpuBlocks: number | null;
   readonly loras: LoraState | null;
+  /**
+   * The gateway's record of adapters it sent here lately (vLLM reports only adapters with requests
+   * running or waiting; an idle one stays loaded until evicted). Absent: no record.
+   */
+  readonly adapterRecord?: { likelyResident(adapter: string): boolean };
   /** Served model and version, when the endpoint declares them; absent means "the pool's model". */
   readonly model?: string | null;
   readonly modelVersion?: string | null;

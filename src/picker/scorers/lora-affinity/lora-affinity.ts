@@ -1,5 +1,7 @@
-// LoRA affinity (GIE's formula): 1 when the adapter is running, 0.8 when a slot is free to load it, 0.6
-// when it is queued to load, 0 otherwise; 0.5 when the engine does not report adapters.
+// LoRA affinity (GIE's formula, plus what the gateway remembers): 1 when the adapter is running, 0.9 when
+// it is probably still loaded (the gateway sent it here lately and vLLM keeps idle adapters until it needs
+// the slot), 0.8 when a slot is free to load it, 0.6 when it is queued to load, 0 otherwise; 0.5 when the
+// engine does not report adapters.
 
 import { scoreBuffer } from "../../framework/cost-model.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
@@ -12,15 +14,17 @@ export function loraAffinityScorer(): Scorer {
       const n = endpoints.length;
       const o = scoreBuffer(out, n);
       const lora = ctx.request.lora;
-      for (let i = 0; i < n; i++) o[i] = lora === null ? 1 : tier(endpoints[i]!.loras, lora);
+      for (let i = 0; i < n; i++) o[i] = lora === null ? 1 : tier(endpoints[i]!, lora);
       return o;
     },
   };
 }
 
-function tier(l: PickerEndpoint["loras"], lora: string): number {
+function tier(e: PickerEndpoint, lora: string): number {
+  const l = e.loras;
   if (l === null) return 0.5;
   if (l.running.includes(lora)) return 1;
+  if (e.adapterRecord?.likelyResident(lora)) return 0.9;
   if (l.max === null || l.running.length + l.waiting.length < l.max) return 0.8;
   if (l.waiting.includes(lora)) return 0.6;
   return 0;

@@ -1,0 +1,35 @@
+// The gateway's own record of which LoRA adapters an engine probably holds on its GPU. vLLM reports only
+// adapters with requests running or waiting (`vllm:lora_requests_info`); an adapter that finished its
+// last request stays loaded until a newer one evicts it (least recently used, `--max-loras` slots). So
+// the gateway remembers the adapters it sent to each engine, most recent last, as many as it has slots:
+// an adapter on that list is likely still resident, and a request for it loads nothing.
+
+/** Used while the engine has not reported `max_lora` yet. */
+const DEFAULT_SLOTS = 1;
+
+export class AdapterRecord {
+  private readonly order: string[] = [];
+
+  /** A request for `adapter` was sent; it is now the most recently used. */
+  sent(adapter: string, slots: number | null): void {
+    const i = this.order.indexOf(adapter);
+    if (i >= 0) this.order.splice(i, 1);
+    this.order.push(adapter);
+    const keep = Math.max(1, slots ?? DEFAULT_SLOTS);
+    if (this.order.length > keep) this.order.splice(0, this.order.length - keep);
+  }
+
+  /** Probably still on the GPU: among the last `slots` adapters sent. */
+  likelyResident(adapter: string): boolean {
+    return this.order.includes(adapter);
+  }
+
+  /** The engine restarted or was reset: nothing it held survives. */
+  clear(): void {
+    this.order.length = 0;
+  }
+
+  list(): readonly string[] {
+    return this.order;
+  }
+}

@@ -1,0 +1,218 @@
+// The forward stage: one placed request sent upstream, wrapped in what every attempt needs — the lease
+// and the in-flight gauge held exactly while it runs, the endpoint's outcome reported to outlier
+// ejection, the prefix index and adapter record told what the engine now holds, and a retry on the best
+// untried endpoint while nothing has reached the client and the retry budget allows. It returns one
+// typed outcome; `applyOutcome` maps it to the request's status and log fields in one place.
+
+import type { ServerResponse } from "node:http";
+import type { EndpointState } from "../endpoints/endpoint-state.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import type { RequestPlan } from "../plan/request-plan.js";
+import { type AttemptOutcome, attemptUpstream, type ClientGone } from "../proxy/upstream-attempt.js";
+import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
+import type { PickAmong } from "./pick-request.js";
+import type { RequestRecord } from "./request-record.js";
+
+export const API_PATHS = { chat: "/v1/chat/completions", completion: "/v1/completions" } as const;
+
+export type ForwardOutcome =
+  /** The engine answered (a success, its own 4xx, or a stream that broke after it started). */
+  | {
+      readonly kind: "answered";
+      readonly endpoint: EndpointState;
+      readonly attempt: AttemptOutcome & { kind: "done" };
+    }
+  | { readonly kind: "cancelled"; readonly firstTokenAt: number }
+  /** A stream that had started missed a deadline: the client was told with an error event. */
+  | { readonly kind: "broken_after_start" }
+  /** Nothing reached the client: the caller sends this error. */
+  | { readonly kind: "failed"; readonly error: GatewayError };
+
+export interface ForwardContext {
+  readonly gw: GatewayRuntime;
+  readonly pool: PoolRuntime;
+  readonly plan: RequestPlan;
+  readonly rec: RequestRecord;
+  /** The endpoints that serve the request's model, version and adapter. */
+  readonly candidates: readonly EndpointState[];
+  readonly pickAmong: PickAmong;
+  readonly res: ServerResponse;
+  readonly clientGone: ClientGone;
+  readonly upstreamHeaders: Record<string, string>;
+  readonly onFirstToken: (() => void) | null;
+  readonly beforeFirstWrite: (() => void) | null;
+  /** After a stream heartbeat the client got 200 whatever the engine said. */
+  readonly headersAlreadySent: () => boolean;
+}
+
+/** Sends the request from `first` on, retrying before the first byte; see the file header. */
+export async function forward(ctx: ForwardContext, first: Placement): Promise<ForwardOutcome> {
+  const { gw, pool, plan, rec } = ctx;
+  const { decision } = plan;
+  const timeouts = gw.config.gateway.timeouts;
+  const maxAttempts = Math.max(1, gw.config.gateway.retry.maxAttempts);
+  const tried = new Set<EndpointState>();
+  pool.retryBudget.recordRequest();
+  let placement = first;
+  for (;;) {
+    const ep = placement.endpoint;
+    recordPick(rec, placement);
+    // What the engine will now hold, so the next request of this prefix (or adapter) finds it.
+    pool.picker.index.record(ep.name, plan.pickRequest.blockHashes);
+    if (decision.target.adapter !== null)
+      ep.adapterRecord.sent(decision.target.adapter, ep.loras?.max ?? null);
+    rec.attempts++;
+    rec.endpoint = ep.name;
+    rec.modelVersion = ep.modelVersion ?? decision.modelVersion;
+    rec.kvCacheUsedRatio = ep.kvUsage;
+    const inflight = gw.metrics.inflight.labels(decision.pool, ep.name);
+    inflight.inc();
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await attemptUpstream(
+        gw.dispatcher(ep),
+        {
+          url: ep.url,
+          path: API_PATHS[plan.profile.kind],
+          body: plan.upstreamBody,
+          stream: plan.profile.stream,
+          clientWantsUsage: plan.profile.includeUsage,
+          responseHeaders: {
+            "x-ai-route-pool": decision.pool,
+            "x-ai-route-reason": decision.reason,
+            "x-ai-model-version": rec.modelVersion,
+            "x-ai-endpoint": ep.name,
+          },
+          traceId: rec.traceId,
+          upstreamHeaders: ep.authorization
+            ? { ...ctx.upstreamHeaders, authorization: ep.authorization }
+            : ctx.upstreamHeaders,
+          timeouts,
+          onFirstToken: ctx.onFirstToken,
+          beforeFirstWrite: ctx.beforeFirstWrite,
+        },
+        ctx.res,
+        ctx.clientGone,
+      );
+    } finally {
+      placement.lease.release();
+      inflight.dec();
+    }
+    switch (outcome.kind) {
+      case "done":
+        if (outcome.brokenMidStream) ep.reportFailure("reset");
+        else ep.reportSuccess();
+        return { kind: "answered", endpoint: ep, attempt: outcome };
+      case "cancelled":
+        return { kind: "cancelled", firstTokenAt: outcome.firstTokenAt };
+      case "timeout_after_start":
+        ep.reportFailure("timeout");
+        return { kind: "broken_after_start" };
+      case "total_timeout":
+        ep.reportFailure("timeout");
+        return {
+          kind: "failed",
+          error: new GatewayError(
+            "upstream_timeout",
+            `the engine did not answer within timeouts.totalMs (${timeouts.totalMs} ms)`,
+            { route: decision.pool, retryAfterSeconds: 1, fallbackOptions: ["retry_later"] },
+          ),
+        };
+      case "retryable": {
+        ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
+        rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
+        tried.add(ep);
+        if (rec.attempts < maxAttempts && pool.retryBudget.tryRetry()) {
+          // A retry does not queue again: it goes to the best endpoint not yet tried, room or not.
+          const pick = ctx.pickAmong(ctx.candidates.filter((e) => !tried.has(e)));
+          if (!pick.endpoint) {
+            return {
+              kind: "failed",
+              error: noEndpointError(
+                decision.pool,
+                `every endpoint of pool ${decision.pool} failed this request`,
+                pick.backupPool,
+              ),
+            };
+          }
+          gw.metrics.retries.labels(decision.pool, outcome.reason).inc();
+          placement = { endpoint: pick.endpoint, lease: pick.endpoint.acquire(plan.cost), pick };
+          continue;
+        }
+        const timeout = outcome.reason === "timeout";
+        return {
+          kind: "failed",
+          error: new GatewayError(
+            timeout ? "upstream_timeout" : "upstream_unavailable",
+            `the engine did not answer (${outcome.detail}) after ${rec.attempts} attempt(s)`,
+            { route: decision.pool, retryAfterSeconds: 1, fallbackOptions: ["retry_later"] },
+          ),
+        };
+      }
+    }
+  }
+}
+
+function recordPick(rec: RequestRecord, placement: Placement): void {
+  const { pick } = placement;
+  rec.pickMode = pick.mode;
+  rec.pickReason = pick.reason;
+  rec.pickScores = pick.topScores.map((t) => `${t.endpoint}=${t.total.toFixed(3)}`).join(" ");
+  if (pick.mode !== "metrics") rec.addFallback(`pick:${pick.mode}`);
+}
+
+export function noEndpointError(pool: string, why: string, backupPool: string | null): GatewayError {
+  return new GatewayError("no_healthy_endpoint", `pool ${pool}: ${why}`, {
+    route: pool,
+    retryAfterSeconds: 1,
+    fallbackOptions: backupPool ? [`pool:${backupPool}`, "retry_later"] : ["retry_later"],
+  });
+}
+
+/**
+ * The request's status and log fields from the forward outcome — the one place they are set. A failed
+ * outcome is thrown, so the handler's error path sends it (or, after a heartbeat, its error event).
+ */
+export function applyOutcome(ctx: ForwardContext, outcome: ForwardOutcome): void {
+  const { gw, rec, plan } = ctx;
+  switch (outcome.kind) {
+    case "failed":
+      throw outcome.error;
+    case "cancelled":
+      rec.firstTokenAt = outcome.firstTokenAt;
+      rec.clientCancelled = true;
+      rec.status = "client_cancelled";
+      rec.httpStatus = 499;
+      if (!gw.cutting) gw.metrics.clientCancels.labels(plan.decision.pool).inc();
+      return;
+    case "broken_after_start":
+      rec.status = "broken_stream";
+      rec.errorCode = "upstream_timeout";
+      rec.httpStatus = 200;
+      return;
+    case "answered": {
+      const a = outcome.attempt;
+      rec.httpStatus = ctx.headersAlreadySent() ? 200 : a.status;
+      rec.firstTokenAt = a.firstTokenAt;
+      rec.runtimeQueueMs = a.timing.queueMs;
+      rec.prefillMs = a.timing.prefillMs;
+      rec.decodeMs = a.timing.decodeMs;
+      if (a.usage) {
+        rec.inputTokensActual = a.usage.prompt_tokens ?? null;
+        rec.outputTokens = a.usage.completion_tokens ?? null;
+        rec.cachedTokens = a.usage.prompt_tokens_details?.cached_tokens ?? null;
+        // Learned per served base model (adapters share its tokenizer).
+        if (rec.inputTokensActual !== null)
+          gw.correction.observe(plan.decision.baseModel, plan.profile.inputTokensRaw, rec.inputTokensActual);
+      }
+      if (a.upstreamClientError) {
+        rec.status = "engine_rejected";
+        rec.errorCode = `engine_${a.status}`;
+      } else if (a.brokenMidStream) {
+        rec.status = "broken_stream";
+        rec.errorCode = "upstream_error";
+      }
+      return;
+    }
+  }
+}
