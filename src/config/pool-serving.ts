@@ -16,17 +16,14 @@ export const ADAPTER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
  * @example
  * ```yaml
  * loraAdapters:
- *   - support-tone-v1                                         # the engines were started with it
- *   - { name: support-tone-v2, path: /adapters/support-tone-v2 }  # the gateway loads it where missing
+ *   - support-tone-v1            # registered with the engines (--lora-modules, or loaded at run time)
+ *   - { name: support-tone-v2 }
  * ```
+ * The gateway does not load adapters itself yet: an engine whose /v1/models does not list an adapter
+ * is not sent requests for it.
  */
 export interface LoraAdapterConfig {
   readonly name: string;
-  /**
-   * Where an engine loads it from at run time (`POST /v1/load_lora_adapter`, vLLM with
-   * VLLM_ALLOW_RUNTIME_LORA_UPDATING); null: the engines serve it from their start (`--lora-modules`).
-   */
-  readonly path: string | null;
 }
 
 /** `spec.upstreamAuth`: the bearer key the engines require; never logged, never the caller's. */
@@ -62,7 +59,6 @@ export function parseLoraAdapters(spec: FieldReader, issues: IssueList): LoraAda
   items.forEach((item, i) => {
     const path = spec.at("loraAdapters", i);
     let name: string | undefined;
-    let from: string | null = null;
     if (typeof item === "string") {
       name = checkName(item, path, issues);
     } else {
@@ -72,7 +68,6 @@ export function parseLoraAdapters(spec: FieldReader, issues: IssueList): LoraAda
         pattern: ADAPTER_PATTERN,
         patternHint: "letters, digits, '.', '_', ':', '/' and '-'",
       });
-      from = f?.string("path") ?? null;
       f?.done();
     }
     if (name === undefined) return;
@@ -80,7 +75,7 @@ export function parseLoraAdapters(spec: FieldReader, issues: IssueList): LoraAda
       issues.error(path, `adapter ${JSON.stringify(name)} is listed twice`);
       return;
     }
-    out.push({ name, path: from });
+    out.push({ name });
   });
   return out;
 }

@@ -27,6 +27,7 @@ import { routeAdmin, sendJson } from "./admin-routes.js";
 import { handleCompletion } from "./completion-handler.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { Identifier } from "./identify.js";
+import { modelById, modelList } from "./model-list.js";
 
 export interface GatewayOptions {
   /** Overrides the config's log destination (`none` keeps lines in memory for the listener only). */
@@ -283,7 +284,15 @@ export class Gateway implements GatewayRuntime {
       this.serveCompletion("completion", req, res);
       return;
     }
-    if (req.method === "GET" && path === "/v1/models") return sendJson(res, 200, this.models());
+    if (req.method === "GET" && path === "/v1/models") return sendJson(res, 200, modelList(this.config));
+    if (req.method === "GET" && path?.startsWith("/v1/models/")) {
+      try {
+        return sendJson(res, 200, modelById(this.config, safeDecode(path.slice("/v1/models/".length))));
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err;
+        return err.send(res, "none");
+      }
+    }
     if (!this.adminServer && routeAdmin(this, req, res, false)) return;
     if (req.method === "GET" && (path === "/health" || path === "/ready")) {
       routeAdmin(this, req, res, true);
@@ -295,16 +304,6 @@ export class Gateway implements GatewayRuntime {
       : new GatewayError("not_found", `no route for ${req.method} ${path}`);
     req.resume();
     err.send(res, "none");
-  }
-
-  private models(): unknown {
-    const data = [...this.config.route.aliases.keys()].map((id) => ({
-      id,
-      object: "model",
-      created: 0,
-      owned_by: "tokengate",
-    }));
-    return { object: "list", data };
   }
 
   /** A batch pause started or ended: one log event with the figure that decided it, and the metrics. */
@@ -392,4 +391,13 @@ function startedStream(res: http.ServerResponse): boolean {
     !res.destroyed &&
     String(res.getHeader("content-type") ?? "").startsWith("text/event-stream")
   );
+}
+
+/** A path segment decoded; a malformed escape is kept as it came (and then names no model). */
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

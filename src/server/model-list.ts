@@ -1,0 +1,37 @@
+// GET /v1/models and GET /v1/models/{id}: what a caller may send as `model` — the aliases and the LoRA
+// adapters their pools serve — in the OpenAI shape (the official client's models.list and retrieve).
+
+import type { GatewayConfigSet } from "../config/config-set.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import { servedModelNames } from "../route/route-request.js";
+
+export interface ModelObject {
+  readonly id: string;
+  readonly object: "model";
+  readonly created: number;
+  readonly owned_by: string;
+}
+
+export function modelList(config: GatewayConfigSet): { object: "list"; data: ModelObject[] } {
+  return { object: "list", data: servedModelNames(config).map(modelObject) };
+}
+
+/** One model by id (ids may contain '/', as `org/adapter` does); 404 `model_not_found` otherwise. */
+export function modelById(config: GatewayConfigSet, id: string): ModelObject {
+  const names = servedModelNames(config);
+  if (!names.includes(id)) {
+    throw new GatewayError(
+      "model_not_found",
+      `The model "${id}" does not exist; available models: ${names.join(", ")}.`,
+      {
+        param: "model",
+        fallbackOptions: names,
+      },
+    );
+  }
+  return modelObject(id);
+}
+
+function modelObject(id: string): ModelObject {
+  return { id, object: "model", created: 0, owned_by: "tokengate" };
+}
