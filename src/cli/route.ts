@@ -26,6 +26,8 @@ Options:
   --class <class>        X-AI-Request-Class
   --input-tokens <n>     input tokens (overrides the estimate from --request)
   --max-tokens <n>       max_tokens
+  --tenant <tenant>      the caller's tenant (weighted targets stick by it)
+  --header "name: value" another request header (e.g. a stickyBy header); repeatable
   --json                 print the decision (or the error) as JSON
 
 With --gateway, the running gateway answers instead (POST /admin/explain): the route decision and the
@@ -101,7 +103,7 @@ export async function runRouteCommand(argv: string[], io: CommandOutput = proces
     body.max_tokens = args.maxTokens;
     delete body.max_completion_tokens;
   }
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = Object.fromEntries(args.headers);
   if (args.task) headers["x-ai-task"] = args.task;
   if (args.requestClass) headers["x-ai-request-class"] = args.requestClass;
   let plan: RequestPlan;
@@ -190,6 +192,7 @@ async function readArgs(argv: string[]) {
       "input-tokens": { type: "string" },
       "max-tokens": { type: "string" },
       tenant: { type: "string" },
+      header: { type: "string", multiple: true },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -212,6 +215,7 @@ async function readArgs(argv: string[]) {
     task: values.task ?? null,
     requestClass: values.class ?? null,
     tenant: values.tenant ?? null,
+    headers: (values.header ?? []).map(headerArg),
   };
 }
 
@@ -260,6 +264,14 @@ async function readBody(file: string): Promise<RequestBody> {
     max_tokens: (b.max_tokens as number | null) ?? undefined,
     max_completion_tokens: (b.max_completion_tokens as number | null) ?? undefined,
   } as RequestBody;
+}
+
+/** `--header "x-user-id: u-17"` → ["x-user-id", "u-17"] (names lowercased, as Node's server has them). */
+function headerArg(text: string): [string, string] {
+  const i = text.indexOf(":");
+  const name = i > 0 ? text.slice(0, i).trim().toLowerCase() : "";
+  if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`--header: expected "name: value", got "${text}"`);
+  return [name, text.slice(i + 1).trim()];
 }
 
 function count(v: string | undefined, flag: string, min: number): number | undefined {

@@ -18,6 +18,8 @@ export interface Platform {
   /** Log events (endpoint health, queue pauses) with their fields. */
   events: { event: string; fields: Record<string, unknown> }[];
   url: string;
+  /** The config as files (pools.yaml, route.yaml, gateway.yaml), for `route explain --config`. */
+  configTexts: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -35,15 +37,28 @@ export interface PlatformOptions {
   batchMaxQueueMs?: number;
   /** More lines (two-space indented) for the default GatewayConfig's spec. */
   gatewayExtra?: string;
+  /** LoRA adapters the online engines serve and summary-online declares. */
+  onlineAdapters?: readonly string[];
+  /** More aliases (YAML, indented four spaces, under modelAliases). */
+  extraAliases?: string;
 }
 
 export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
   const profile = opts.profile ?? "instant";
-  const make = async (name: string, model: string, maxModelLen: number) => {
+  const make = async (
+    name: string,
+    model: string,
+    maxModelLen: number,
+    loraModules: readonly string[] = [],
+  ) => {
     const r = new SimReplica({
       name,
       port: 0,
-      engine: makeEngineConfig(profile, model, { maxModelLen }),
+      engine: makeEngineConfig(profile, model, {
+        maxModelLen,
+        loraModules,
+        maxLoras: Math.max(1, loraModules.length),
+      }),
       seed: 1,
     });
     await r.start();
@@ -51,7 +66,9 @@ export async function startPlatform(opts: PlatformOptions = {}): Promise<Platfor
   };
   const replicas = {
     online: await Promise.all(
-      Array.from({ length: opts.online ?? 2 }, (_, i) => make(`online-${i}`, "summary-7b", 8192)),
+      Array.from({ length: opts.online ?? 2 }, (_, i) =>
+        make(`online-${i}`, "summary-7b", 8192, opts.onlineAdapters),
+      ),
     ),
     long: [await make("long-0", "summary-14b-long", 65536)],
     batch: [await make("batch-0", "summary-14b-long", 65536)],
@@ -66,6 +83,7 @@ spec:
   model: summary-7b
   modelVersion: summary-7b-2026-06-15
   endpoints: [${eps(replicas.online)}]
+  loraAdapters: [${(opts.onlineAdapters ?? []).join(", ")}]
   metrics: { intervalMs: 100 }
   health: { intervalMs: 100 }
 ---
@@ -106,6 +124,7 @@ spec:
         - { name: summary-online, maxInputTokens: 8192, maxOutputTokens: 600, maxQueueMs: 800, priority: 100 }
         - { name: summary-long, minInputTokens: 8193, maxInputTokens: 65536, maxOutputTokens: 2200, maxQueueMs: 12000, priority: 50 }
         - { name: summary-batch, maxInputTokens: 65536, maxOutputTokens: 2200, maxQueueMs: ${opts.batchMaxQueueMs ?? 300000}, priority: 10 }
+${opts.extraAliases ?? ""}
   rules:
     - name: live-summary-short
       when: { taskIn: ["live_ticket_summary", "agent_assist_summary"], inputTokensLte: 8192 }
@@ -135,7 +154,8 @@ spec:
   timeouts: { connectMs: 500, firstByteMs: 5000, idleMs: 2000, totalMs: 20000 }
   retry: { maxAttempts: 2, budgetPercent: 100 }
 ${opts.gatewayExtra ?? ""}`;
-  const loaded = loadConfigTexts({ "pools.yaml": pools, "route.yaml": route, "gateway.yaml": gateway });
+  const configTexts = { "pools.yaml": pools, "route.yaml": route, "gateway.yaml": gateway };
+  const loaded = loadConfigTexts(configTexts);
   if (!loaded.ok) throw new Error(loaded.errors.map((e) => `${e.path}: ${e.message}`).join("\n"));
   const gw = new Gateway(loaded.config, { logDestination: "none" });
   const lines: RequestLogLine[] = [];
@@ -156,6 +176,7 @@ ${opts.gatewayExtra ?? ""}`;
     lines,
     events,
     url: gw.url,
+    configTexts,
     stop: async () => {
       await gw.stop();
       await Promise.all(all.map((r) => r.stop()));
