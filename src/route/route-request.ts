@@ -45,7 +45,7 @@ export function routeRequest(
       ? alias.pools
       : alias.pools.filter((p) => servesAdapter(config, p.name, target.adapter!));
   const view: ModelAlias = pools === alias.pools ? alias : { ...alias, pools };
-  const tokens = tokenCounter(config, profile);
+  const tokens = tokenCounter(config, profile, pools);
   explain?.push(
     `alias ${alias.name}: default pool ${alias.defaultPool}; pools ${view.pools.map((p) => `${p.name} (${poolRange(p)})`).join(", ")}`,
   );
@@ -113,7 +113,7 @@ function matchRules(
   rules: readonly RouteRule[],
   alias: ModelAlias,
   profile: RouteProfile,
-  tokens: (pool: RoutePool) => number,
+  tokens: TokenCounter,
   adapter: string | null,
   explain: string[] | null,
 ) {
@@ -132,7 +132,7 @@ function matchRules(
       explain?.push(`rule ${rule.name}: no match, ${check.why}`);
       continue;
     }
-    if (!fitsPool(pool, p.inputTokens)) {
+    if (!fitsPool(pool, p.inputTokens, tokens.largest())) {
       explain?.push(
         `rule ${rule.name}: conditions hold (${check.facts}) but pool ${pool.name} takes ${poolRange(pool)} input tokens, not ${p.inputTokens}; next rule`,
       );
@@ -145,13 +145,13 @@ function matchRules(
   return null;
 }
 
-function defaultPool(alias: ModelAlias, tokens: (pool: RoutePool) => number, explain: string[] | null) {
+function defaultPool(alias: ModelAlias, tokens: TokenCounter, explain: string[] | null) {
   const pool = alias.pools.find((x) => x.name === alias.defaultPool);
-  if (pool && fitsPool(pool, tokens(pool))) {
+  if (pool && fitsPool(pool, tokens(pool), tokens.largest())) {
     explain?.push(`default pool ${pool.name}`);
     return { pool, rule: null, reason: "default", label: "default" };
   }
-  const fallback = alias.pools.find((x) => fitsPool(x, tokens(x)));
+  const fallback = alias.pools.find((x) => fitsPool(x, tokens(x), tokens.largest()));
   const why = pool
     ? `default pool ${pool.name} takes ${poolRange(pool)} input tokens, not ${tokens(pool)}`
     : `default pool ${alias.defaultPool} does not serve this model`;
@@ -200,7 +200,7 @@ function outputTokens(
 function tooLarge(
   alias: ModelAlias,
   candidates: readonly RoutePool[],
-  tokens: (pool: RoutePool) => number,
+  tokens: TokenCounter,
   explain: string[] | null,
 ): RouteRejection {
   const largest = candidates.reduce((a, b) => (b.maxInputTokens > a.maxInputTokens ? b : a));
@@ -323,19 +323,38 @@ function describeSticky(by: StickyBy): string {
 }
 
 /** Input tokens as estimated for each pool's served model, computed once per model. */
-function tokenCounter(config: GatewayConfigSet, profile: RouteProfile): (pool: RoutePool) => number {
+interface TokenCounter {
+  (pool: RoutePool): number;
+  /** The largest estimate over the alias's pools (what lower bounds are judged by). */
+  largest(): number;
+}
+
+function tokenCounter(
+  config: GatewayConfigSet,
+  profile: RouteProfile,
+  pools: readonly RoutePool[],
+): TokenCounter {
   const f = profile.tokensFor;
-  if (f === undefined) return () => profile.inputTokens;
-  let lastModel = "";
-  let last = 0;
-  return (pool) => {
+  if (f === undefined) {
+    return Object.assign(() => profile.inputTokens, { largest: () => profile.inputTokens });
+  }
+  const byModel = new Map<string, number>();
+  const at = (pool: RoutePool) => {
     const model = config.pools.get(pool.name)?.model ?? pool.name;
-    if (model !== lastModel) {
-      lastModel = model;
-      last = f(model);
+    let n = byModel.get(model);
+    if (n === undefined) {
+      n = f(model);
+      byModel.set(model, n);
     }
-    return last;
+    return n;
   };
+  let largest = -1;
+  return Object.assign(at, {
+    largest: () => {
+      if (largest < 0) for (const p of pools) largest = Math.max(largest, at(p));
+      return largest;
+    },
+  });
 }
 
 function reject(

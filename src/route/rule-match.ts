@@ -41,8 +41,13 @@ export function checkConditions(rule: RouteRule, p: RouteProfile, detail = true)
   return { holds: true, facts: facts.length > 0 ? facts.join(", ") : "no conditions" };
 }
 
-export function fitsPool(pool: RoutePool, inputTokens: number): boolean {
-  return inputTokens >= pool.minInputTokens && inputTokens <= pool.maxInputTokens;
+/**
+ * Whether the pool's input range takes the request. `sizeForMin` (default: the same estimate) is what
+ * the lower bound is judged by: with per-model estimates, the largest of them — a lower bound keeps out
+ * requests the smaller pools take, and a request is out of a smaller pool when its model counts it too big.
+ */
+export function fitsPool(pool: RoutePool, inputTokens: number, sizeForMin = inputTokens): boolean {
+  return sizeForMin >= pool.minInputTokens && inputTokens <= pool.maxInputTokens;
 }
 
 export function poolRange(pool: RoutePool): string {

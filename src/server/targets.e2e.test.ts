@@ -16,11 +16,16 @@ import { Gateway } from "./gateway.js";
 
 const KEY = "sk-targets-test";
 
-async function replica(name: string, loras: string[]): Promise<SimReplica> {
+async function replica(
+  name: string,
+  loras: string[],
+  profile = "instant",
+  maxLoras = 2,
+): Promise<SimReplica> {
   const r = new SimReplica({
     name,
     port: 0,
-    engine: makeEngineConfig("instant", "base-8b", { maxModelLen: 8192, loraModules: loras, maxLoras: 2 }),
+    engine: makeEngineConfig(profile, "base-8b", { maxModelLen: 8192, loraModules: loras, maxLoras }),
     seed: 1,
   });
   await r.start();
@@ -177,6 +182,92 @@ spec:
     const seen = new Set<string>();
     for (let i = 0; i < 20; i++) seen.add((await ask(rig.client, "tone-tenant")).data.model);
     assert.equal(seen.size, 1, `tenant team-a was served ${[...seen].join(", ")}`);
+  });
+});
+
+describe("adapter slots", () => {
+  let rig: Rig;
+  let reps: SimReplica[];
+  before(async () => {
+    // One adapter slot per engine and real decode time, so an adapter stays running while we look.
+    reps = [
+      await replica("slot-0", ["tone-a", "tone-b"], "h100-llama8b", 1),
+      await replica("slot-1", ["tone-a", "tone-b"], "h100-llama8b", 1),
+    ];
+    const pools = `
+apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: slots }
+spec:
+  engine: vllm
+  model: base-8b
+  loraAdapters: [tone-a, tone-b]
+  endpoints: [${reps.map((r) => `{ url: "${r.url}", name: ${r.name} }`).join(", ")}]
+  metrics: { intervalMs: 50 }
+  health: { intervalMs: 100 }
+`;
+    const route = `${ROUTE_HEAD}
+    slots:
+      defaultPool: slots
+      pools: [{ name: slots, maxInputTokens: 8192, maxOutputTokens: 4000 }]
+`;
+    rig = await startRig(
+      pools,
+      route,
+      reps.map((r) => () => r.stop()),
+    );
+  });
+  after(() => rig.stop());
+
+  /** A long stream for `adapter`, left running; resolves with the endpoint it went to once it started. */
+  async function holdSlot(adapter: string, controller: AbortController): Promise<string> {
+    const { data: stream, response } = await rig.client.chat.completions
+      .create(
+        { model: adapter, messages: [{ role: "user", content: "long" }], max_tokens: 4000, stream: true },
+        { signal: controller.signal },
+      )
+      .withResponse();
+    const it = stream[Symbol.asyncIterator]();
+    await it.next();
+    return response.headers.get("x-ai-endpoint")!;
+  }
+
+  async function untilRunning(name: string, adapter: string): Promise<void> {
+    const ep = [...rig.gw.pools.values()].flatMap((p) => p.endpoints).find((e) => e.name === name)!;
+    for (const end = Date.now() + 10_000; Date.now() < end; ) {
+      if (ep.loras?.running.includes(adapter)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`${name} never reported ${adapter} running`);
+  }
+
+  it("with every slot busy, sends an adapter's requests to the engine that has it resident", async () => {
+    const stop = new AbortController();
+    try {
+      const a = await holdSlot("tone-a", stop);
+      await untilRunning(a, "tone-a");
+      // tone-b cannot go where tone-a holds the only slot: it takes the other engine.
+      const b = await holdSlot("tone-b", stop);
+      assert.notEqual(b, a);
+      await untilRunning(b, "tone-b");
+      const loadsBefore = reps.map((r) => r.engine.lora.loads);
+      for (let i = 0; i < 6; i++) {
+        for (const [adapter, home] of [
+          ["tone-a", a],
+          ["tone-b", b],
+        ] as const) {
+          const { response } = await ask(rig.client, adapter);
+          assert.equal(response.headers.get("x-ai-endpoint"), home, `${adapter} went to its resident engine`);
+        }
+      }
+      assert.deepEqual(
+        reps.map((r) => r.engine.lora.loads),
+        loadsBefore,
+        "no adapter was loaded or evicted for them",
+      );
+    } finally {
+      stop.abort();
+    }
   });
 });
 
