@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { type EngineOverrides, makeEngineConfig } from "../sim/engine-config.js";
 import { type FleetSpec, loadFleetFile, type RunningFleet, startFleet } from "../sim/fleet.js";
 import { PROFILES } from "../sim/profiles.js";
+import { parseLoraModule } from "../sim/served-models.js";
 
 export const SIM_USAGE = `Usage: tokengate sim [options]
        tokengate sim --fleet <fleet.yaml>
@@ -30,7 +31,11 @@ Options:
   --long-prefill-token-threshold <n>  cap of prompt tokens one request prefills per step
   --beta0-us, --beta1-us, --beta2-us, --beta3-us <µs>  step-time coefficients
   --api-server-us <µs>            serialized per-request API-server cost
-  --lora-modules <name,...>       LoRA adapters served (requests name them as model)
+  --enable-lora                   serve LoRA adapters (implied by --lora-modules and --max-loras);
+                                  POST /v1/load_lora_adapter and /v1/unload_lora_adapter add and
+                                  remove them at run time
+  --lora-modules <name[=path],...>  LoRA adapters served from the start (requests name them as model;
+                                  the path is their root in /v1/models)
   --max-loras <n>                 adapters resident at once (default 1)
   --lora-load-ms <ms>             load delay of a non-resident adapter
   --output-len-dist max|uniform   output lengths when ignore_eos is false (default max)
@@ -54,6 +59,14 @@ function flagNumber(v: string | undefined, name: string): number | undefined {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new Error(`--${name}: expected a number ≥ 0, got "${v}"`);
   return n;
+}
+
+function loraModulesFlag(v: string): string[] {
+  const specs = v.split(",").map((s) => s.trim());
+  for (const s of specs) {
+    if (!parseLoraModule(s)) throw new Error(`--lora-modules: expected name or name=path, got "${s}"`);
+  }
+  return specs;
 }
 
 /** Builds a one-group fleet from command-line flags. */
@@ -81,6 +94,7 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
       "beta2-us": num,
       "beta3-us": num,
       "api-server-us": num,
+      "enable-lora": { type: "boolean" },
       "lora-modules": num,
       "max-loras": num,
       "lora-load-ms": num,
@@ -122,9 +136,8 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
     apiServerUs: n("api-server-us"),
     maxLoras: n("max-loras"),
     loraLoadMs: n("lora-load-ms"),
-    loraModules: values["lora-modules"]
-      ? values["lora-modules"].split(",").map((s) => s.split("=")[0]!.trim())
-      : undefined,
+    loraModules: values["lora-modules"] ? loraModulesFlag(values["lora-modules"]) : undefined,
+    enableLora: values["enable-lora"] ? true : undefined,
   };
   const profile = values.profile ?? "h100-llama8b";
   const model = values.model ?? "sim-model";

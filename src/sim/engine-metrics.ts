@@ -2,6 +2,7 @@
 // gateway's scraper is tested against what real engines print (reference/sim.md §2).
 
 import {
+  type Counter,
   type CounterChild,
   type Gauge,
   type GaugeChild,
@@ -62,12 +63,19 @@ export class EngineMetrics {
   private counters!: Counters;
   private success!: (reason: string) => CounterChild;
   private exported: EngineStats | null = null;
+  /** Adapter loads onto the simulated GPU: the simulator's own counter, for benchmarks comparing routers. */
+  private readonly loraLoads: Counter;
+  private exportedLoraLoads = 0;
 
   constructor(engine: Engine, dialect: Dialect) {
     this.engine = engine;
     this.dialect = dialect;
     if (dialect === "vllm") this.defineVllm();
     else this.defineSglang();
+    this.loraLoads = this.registry.counter(
+      "tokengate_sim_lora_loads_total",
+      "LoRA adapter loads onto the simulated GPU (the tokengate simulator's metric; vLLM exports none).",
+    );
   }
 
   /** Records one finished request (called by the engine observer). */
@@ -95,6 +103,7 @@ export class EngineMetrics {
   reset(): void {
     this.registry.reset();
     this.exported = null;
+    this.exportedLoraLoads = 0;
     if (this.dialect === "vllm") this.bindVllm();
     else this.bindSglang();
   }
@@ -107,14 +116,19 @@ export class EngineMetrics {
   private syncCounters(): void {
     const st = this.engine.stats;
     const prev = this.exported;
+    // An engine reset (crash, /admin/reset) zeroes its statistics: the counters then advance by all of them.
+    const sameRun = prev !== null && prev.steps <= st.steps;
     const d = (
       k: "promptTokens" | "generationTokens" | "prefixCacheQueries" | "prefixCacheHits" | "preemptions",
-    ) => Math.max(0, st[k] - (prev && prev.steps <= st.steps ? prev[k] : 0));
+    ) => Math.max(0, st[k] - (sameRun ? prev[k] : 0));
     this.counters.prompt.inc(d("promptTokens"));
     this.counters.generation.inc(d("generationTokens"));
     this.counters.prefixQueries?.inc(d("prefixCacheQueries"));
     this.counters.prefixHits.inc(d("prefixCacheHits"));
     this.counters.preemptions?.inc(d("preemptions"));
+    const loads = this.engine.lora.loads;
+    this.loraLoads.inc(Math.max(0, loads - (sameRun ? this.exportedLoraLoads : 0)));
+    this.exportedLoraLoads = loads;
     this.exported = { ...st, finished: { ...st.finished } };
   }
 

@@ -8,6 +8,7 @@ import { engineConfigProblem, makeEngineConfig } from "./engine-config.js";
 import type { Dialect } from "./engine-metrics.js";
 import { type FaultConfig, parseFaultUpdate } from "./faults.js";
 import { type OutputLenDist, SimReplica } from "./replica.js";
+import { parseLoraModule } from "./served-models.js";
 
 export interface ReplicaGroup {
   name: string;
@@ -46,6 +47,7 @@ const ENGINE_KEYS: Record<string, "number" | "boolean" | "strings"> = {
   enablePrefixCaching: "boolean",
   longPrefillTokenThreshold: "number",
   maxLoras: "number",
+  enableLora: "boolean",
   loraModules: "strings",
 };
 
@@ -127,6 +129,10 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     if (kind === "boolean" && typeof val !== "boolean") fail(p, "expected true or false");
     if (kind === "strings" && !(Array.isArray(val) && val.every((x) => typeof x === "string"))) {
       fail(p, "expected a list of names");
+    }
+    if (k === "loraModules") {
+      for (const spec of val as string[])
+        if (!parseLoraModule(spec)) fail(p, `expected name or name=path, got "${spec}"`);
     }
     engine[k] = val;
   }

@@ -9,7 +9,7 @@ import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import { renderChatPrompt } from "./chat-template.js";
 import { Engine, type EngineConfig } from "./engine.js";
 import { type Dialect, EngineMetrics } from "./engine-metrics.js";
-import { errorBody, SimHttpError } from "./errors.js";
+import { errorObject, SimHttpError } from "./errors.js";
 import { type FaultConfig, noFaults, parseFaultUpdate } from "./faults.js";
 import { type ApiKind, parseSimRequest, type SimRequest } from "./openai-request.js";
 import { OutputText } from "./output-text.js";
@@ -17,6 +17,13 @@ import { RequestTimings } from "./request-timings.js";
 import { JsonSink, StreamSink } from "./response-sinks.js";
 import { StreamFrames } from "./responses.js";
 import { hashString, seededRandom } from "./rng.js";
+import {
+  baseModelRoot,
+  LoraAdapters,
+  loadLoraAdapter,
+  modelList,
+  unloadLoraAdapter,
+} from "./served-models.js";
 import { tokenize } from "./tokenizer.js";
 
 export type OutputLenDist = "max" | "uniform";
@@ -61,7 +68,8 @@ export class SimReplica {
   private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine">>;
   private readonly server: http.Server;
   private readonly random: () => number;
-  private readonly loras: Set<string>;
+  /** Adapters requests may name as their model (--lora-modules, then run-time loads). */
+  readonly loras: LoraAdapters;
   private readonly createdAt = Math.floor(Date.now() / 1000);
   private boundPort = 0;
   private listening = false;
@@ -93,7 +101,7 @@ export class SimReplica {
       },
     };
     this.random = seededRandom(this.opts.seed ^ hashString(opts.name));
-    this.loras = new Set(opts.engine.loraModules);
+    this.loras = new LoraAdapters(opts.engine.loraModules);
     this.server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.route(req, res));
     if (opts.faults) this.setFaults(opts.faults);
   }
@@ -193,6 +201,14 @@ export class SimReplica {
       return;
     }
     if (m === "GET" && path === "/v1/models") return this.sendJson(res, 200, this.models());
+    if (m === "POST" && path === "/v1/load_lora_adapter")
+      return this.withJson(req, res, (b) =>
+        this.sendText(res, loadLoraAdapter(this.engine.cfg, this.loras, b)),
+      );
+    if (m === "POST" && path === "/v1/unload_lora_adapter")
+      return this.withJson(req, res, (b) =>
+        this.sendText(res, unloadLoraAdapter(this.loras, this.engine.lora, b)),
+      );
     if (m === "GET" && path === "/version") return this.sendJson(res, 200, { version: "tokengate-sim" });
     if (m === "POST" && path === "/tokenize")
       return this.withJson(req, res, (b) => this.tokenizeEndpoint(b, res));
@@ -208,17 +224,7 @@ export class SimReplica {
 
   private models(): unknown {
     const cfg = this.engine.cfg;
-    const base = {
-      id: cfg.modelName,
-      object: "model",
-      created: this.createdAt,
-      owned_by: "vllm",
-      root: cfg.modelName,
-      parent: null,
-      max_model_len: cfg.maxModelLen,
-    };
-    const loras = cfg.loraModules.map((id) => ({ ...base, id, root: id, parent: cfg.modelName }));
-    return { object: "list", data: [base, ...loras] };
+    return modelList(cfg, this.loras, baseModelRoot(cfg.modelName, null), this.createdAt);
   }
 
   state(): Record<string, unknown> {
@@ -233,7 +239,9 @@ export class SimReplica {
       waiting: e.numWaiting,
       kvCacheUsage: e.kv.usage(),
       cachedBlocks: e.kv.numCachedBlocks,
+      loraAdapters: this.loras.names(),
       residentLoras: e.lora.residentAdapters(),
+      loraLoads: e.lora.loads,
       stats: e.stats,
       faults: this.faults,
       crashes: this.crashes,
@@ -425,11 +433,19 @@ export class SimReplica {
     res.writeHead(status, JSON_HEADERS).end(JSON.stringify(value));
   }
 
+  /** A plain-text 200, as vLLM's LoRA routes answer (a bare Response: no content-type header). */
+  private sendText(res: http.ServerResponse, text: string): void {
+    if (res.headersSent || res.destroyed) return;
+    res.writeHead(200).end(text);
+  }
+
   sendError(res: http.ServerResponse, err: unknown): void {
     if (res.headersSent || res.destroyed) return;
     const e =
       err instanceof SimHttpError ? err : new SimHttpError(500, (err as Error)?.message ?? String(err));
-    res.writeHead(e.status, { ...JSON_HEADERS, ...e.headers }).end(errorBody(e.status, e.message, e.param));
+    res
+      .writeHead(e.status, { ...JSON_HEADERS, ...e.headers })
+      .end(JSON.stringify(errorObject(e.status, e.message, e.param, e.type)));
   }
 }
 
