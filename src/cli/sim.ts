@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { type EngineOverrides, makeEngineConfig } from "../sim/engine-config.js";
 import { type FleetSpec, loadFleetFile, type RunningFleet, startFleet } from "../sim/fleet.js";
 import { PROFILES } from "../sim/profiles.js";
-import { parseLoraModule } from "../sim/served-models.js";
+import { modelVersionProblem, parseLoraModule } from "../sim/served-models.js";
 
 export const SIM_USAGE = `Usage: tokengate sim [options]
        tokengate sim --fleet <fleet.yaml>
@@ -19,6 +19,8 @@ Options:
   --host <addr>                   listen address (default 127.0.0.1)
   --profile <name>                hardware profile (default h100-llama8b): ${Object.keys(PROFILES).join(", ")}
   --model <name>                  served model name (default sim-model)
+  --model-version <v>             report the base model's root in /v1/models as /models/<v>
+                                  (default: the model name)
   --dialect vllm|sglang           metric names to export (default vllm)
   --seed <n>                      seed for generated text and fault draws (default 0)
   --max-model-len <n>             context window; longer requests get 400 as in vLLM
@@ -79,6 +81,7 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
       host: num,
       profile: num,
       model: num,
+      "model-version": num,
       dialect: num,
       seed: num,
       "max-model-len": num,
@@ -142,6 +145,11 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
   const profile = values.profile ?? "h100-llama8b";
   const model = values.model ?? "sim-model";
   makeEngineConfig(profile, model, engine); // fails early on an unknown profile or impossible sizes
+  const modelVersion = values["model-version"];
+  if (modelVersion !== undefined) {
+    const problem = modelVersionProblem(modelVersion);
+    if (problem) throw new Error(`--model-version: ${problem}`);
+  }
   const faults: Record<string, unknown> = {};
   const setFault = (k: string, v: unknown) => {
     if (v !== undefined) faults[k] = v;
@@ -172,6 +180,7 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
         outputLenDist: dist,
         streamInterval: Math.max(1, n("stream-interval") ?? 1),
         faults,
+        ...(modelVersion !== undefined ? { modelVersion } : {}),
       },
     ],
   };
@@ -180,7 +189,8 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
 export function describeFleet(fleet: RunningFleet): string {
   const lines = fleet.replicas.map((r) => {
     const c = r.engine.cfg;
-    return `  ${r.name.padEnd(22)} ${r.url.padEnd(24)} model=${c.modelName} profile=${c.profileName} max_model_len=${c.maxModelLen} dialect=${r.metrics.dialect}`;
+    const version = r.modelVersion === null ? "" : ` version=${r.modelVersion}`;
+    return `  ${r.name.padEnd(22)} ${r.url.padEnd(24)} model=${c.modelName}${version} profile=${c.profileName} max_model_len=${c.maxModelLen} dialect=${r.metrics.dialect}`;
   });
   return `${fleet.replicas.length} simulated replica(s):\n${lines.join("\n")}`;
 }

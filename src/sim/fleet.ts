@@ -8,7 +8,7 @@ import { engineConfigProblem, makeEngineConfig } from "./engine-config.js";
 import type { Dialect } from "./engine-metrics.js";
 import { type FaultConfig, parseFaultUpdate } from "./faults.js";
 import { type OutputLenDist, SimReplica } from "./replica.js";
-import { parseLoraModule } from "./served-models.js";
+import { modelVersionProblem, parseLoraModule } from "./served-models.js";
 
 export interface ReplicaGroup {
   name: string;
@@ -22,6 +22,8 @@ export interface ReplicaGroup {
   outputLenDist: OutputLenDist;
   streamInterval: number;
   faults: Partial<FaultConfig>;
+  /** Reported as the base model's root `/models/<modelVersion>` in /v1/models. */
+  modelVersion?: string;
 }
 
 export interface FleetSpec {
@@ -111,6 +113,7 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
       "outputLenDist",
       "streamInterval",
       "faults",
+      "modelVersion",
     ],
     path,
   );
@@ -142,6 +145,13 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
   } catch (err) {
     fail(`${path}.faults`, (err as Error).message);
   }
+  let modelVersion: string | undefined;
+  if (g.modelVersion !== undefined) {
+    if (typeof g.modelVersion !== "string") fail(`${path}.modelVersion`, "expected a version string");
+    const problem = modelVersionProblem(g.modelVersion);
+    if (problem) fail(`${path}.modelVersion`, problem);
+    modelVersion = g.modelVersion;
+  }
   const group: ReplicaGroup = {
     name: g.name,
     replicas: g.replicas === undefined ? 1 : int(g.replicas, `${path}.replicas`, 1),
@@ -153,6 +163,7 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     outputLenDist: dist,
     streamInterval: g.streamInterval === undefined ? 1 : int(g.streamInterval, `${path}.streamInterval`, 1),
     faults,
+    ...(modelVersion !== undefined ? { modelVersion } : {}),
   };
   let problem: string | null;
   try {
@@ -197,6 +208,7 @@ export async function startFleet(spec: FleetSpec): Promise<RunningFleet> {
           outputLenDist: g.outputLenDist,
           streamInterval: g.streamInterval,
           faults: g.faults,
+          modelVersion: g.modelVersion ?? null,
         });
         replicas.push(r);
         await r.start();

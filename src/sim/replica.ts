@@ -44,6 +44,11 @@ export interface ReplicaOptions {
   streamInterval?: number;
   faults?: Partial<FaultConfig>;
   maxBodyBytes?: number;
+  /**
+   * The version vLLM would report: the base model's `root` in /v1/models becomes `/models/<version>`,
+   * as vLLM reports the path it loaded (null: the model name).
+   */
+  modelVersion?: string | null;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -65,7 +70,8 @@ export class SimReplica {
   faults: FaultConfig = noFaults();
   /** The engine's view of recently finished requests, by request id (GET /admin/requests). */
   readonly timings = new RequestTimings(100_000);
-  private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine">>;
+  private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine" | "modelVersion">>;
+  readonly modelVersion: string | null;
   private readonly server: http.Server;
   private readonly random: () => number;
   /** Adapters requests may name as their model (--lora-modules, then run-time loads). */
@@ -92,6 +98,7 @@ export class SimReplica {
       maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
       streamInterval: Math.max(1, opts.streamInterval ?? 1),
     };
+    this.modelVersion = opts.modelVersion ?? null;
     this.engine = new Engine(opts.engine);
     this.metrics = new EngineMetrics(this.engine, this.opts.dialect);
     this.engine.observer = {
@@ -224,7 +231,7 @@ export class SimReplica {
 
   private models(): unknown {
     const cfg = this.engine.cfg;
-    return modelList(cfg, this.loras, baseModelRoot(cfg.modelName, null), this.createdAt);
+    return modelList(cfg, this.loras, baseModelRoot(cfg.modelName, this.modelVersion), this.createdAt);
   }
 
   state(): Record<string, unknown> {
@@ -235,6 +242,7 @@ export class SimReplica {
       listening: this.listening,
       profile: e.cfg.profileName,
       model: e.cfg.modelName,
+      modelVersion: this.modelVersion,
       running: e.numRunning,
       waiting: e.numWaiting,
       kvCacheUsage: e.kv.usage(),

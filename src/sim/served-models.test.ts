@@ -176,3 +176,26 @@ describe("LoRA loads onto the simulated GPU", () => {
     }
   });
 });
+
+describe("a reported model version (--model-version)", () => {
+  it("becomes the base model's root /models/<version>; adapters keep their own roots", async () => {
+    const r = new SimReplica({
+      name: "v",
+      port: 0,
+      engine: makeEngineConfig("instant", "base-7b", { loraModules: ["l=/adapters/l"] }),
+      modelVersion: "2025-06-rc2",
+    });
+    await r.start();
+    try {
+      const [base, lora] = await models(r);
+      assert.equal(base.id, "base-7b");
+      assert.equal(base.root, "/models/2025-06-rc2");
+      assert.equal(base.root.split("/").at(-1), "2025-06-rc2", "the gateway reads the last path segment");
+      assert.equal(lora.root, "/adapters/l");
+      const state = (await (await fetch(`${r.url}/admin/state`)).json()) as any;
+      assert.equal(state.modelVersion, "2025-06-rc2");
+    } finally {
+      await r.stop();
+    }
+  });
+});
