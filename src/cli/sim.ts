@@ -1,6 +1,7 @@
 // `tokengate sim`: runs simulated vLLM/SGLang replicas in this process, from flags or a fleet file.
 
 import { parseArgs } from "node:util";
+import { apiKeyProblem } from "../sim/api-key.js";
 import { type EngineOverrides, makeEngineConfig } from "../sim/engine-config.js";
 import { type FleetSpec, loadFleetFile, type RunningFleet, startFleet } from "../sim/fleet.js";
 import { PROFILES } from "../sim/profiles.js";
@@ -23,6 +24,8 @@ Options:
                                   (default: the model name)
   --dialect vllm|sglang           metric names to export (default vllm)
   --seed <n>                      seed for generated text and fault draws (default 0)
+  --api-key <key>                 every /v1 route needs "Authorization: Bearer <key>", else 401
+                                  {"error": "Unauthorized"} (default: env VLLM_API_KEY, as vLLM)
   --max-model-len <n>             context window; longer requests get 400 as in vLLM
   --max-num-seqs <n>              cap of the running batch
   --max-num-batched-tokens <n>    token budget of one step
@@ -71,8 +74,11 @@ function loraModulesFlag(v: string): string[] {
   return specs;
 }
 
-/** Builds a one-group fleet from command-line flags. */
-export function fleetFromFlags(argv: string[]): FleetSpec {
+/**
+ * Builds a one-group fleet from command-line flags. `env` supplies VLLM_API_KEY when --api-key is
+ * absent, as vLLM reads it (a fleet file names its keys itself).
+ */
+export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): FleetSpec {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -84,6 +90,7 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
       "model-version": num,
       dialect: num,
       seed: num,
+      "api-key": num,
       "max-model-len": num,
       "max-num-seqs": num,
       "max-num-batched-tokens": num,
@@ -150,6 +157,11 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
     const problem = modelVersionProblem(modelVersion);
     if (problem) throw new Error(`--model-version: ${problem}`);
   }
+  const apiKey = values["api-key"] ?? (env.VLLM_API_KEY || undefined);
+  if (apiKey !== undefined) {
+    const problem = apiKeyProblem(apiKey);
+    if (problem) throw new Error(`--api-key: ${problem}`);
+  }
   const faults: Record<string, unknown> = {};
   const setFault = (k: string, v: unknown) => {
     if (v !== undefined) faults[k] = v;
@@ -181,6 +193,7 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
         streamInterval: Math.max(1, n("stream-interval") ?? 1),
         faults,
         ...(modelVersion !== undefined ? { modelVersion } : {}),
+        ...(apiKey !== undefined ? { apiKey } : {}),
       },
     ],
   };
@@ -211,8 +224,9 @@ export async function runSimCommand(argv: string[]): Promise<number> {
   }
   const fleet = await startFleet(spec);
   process.stdout.write(`${describeFleet(fleet)}\n`);
+  const auth = spec.groups[0]?.apiKey ? ` -H "authorization: Bearer $VLLM_API_KEY"` : "";
   process.stdout.write(
-    `Try: curl -s ${fleet.replicas[0]!.url}/v1/chat/completions -H 'content-type: application/json' ` +
+    `Try: curl -s ${fleet.replicas[0]!.url}/v1/chat/completions -H 'content-type: application/json'${auth} ` +
       `-d '{"model":"${fleet.replicas[0]!.engine.cfg.modelName}","messages":[{"role":"user","content":"hello"}],"max_tokens":16}'\n`,
   );
   await waitForSignal();

@@ -3,6 +3,7 @@
 
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
+import { apiKeyProblem } from "./api-key.js";
 import type { EngineOverrides } from "./engine-config.js";
 import { engineConfigProblem, makeEngineConfig } from "./engine-config.js";
 import type { Dialect } from "./engine-metrics.js";
@@ -24,6 +25,8 @@ export interface ReplicaGroup {
   faults: Partial<FaultConfig>;
   /** Reported as the base model's root `/models/<modelVersion>` in /v1/models. */
   modelVersion?: string;
+  /** vLLM's --api-key for every replica of the group. */
+  apiKey?: string;
 }
 
 export interface FleetSpec {
@@ -114,6 +117,7 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
       "streamInterval",
       "faults",
       "modelVersion",
+      "apiKey",
     ],
     path,
   );
@@ -152,6 +156,11 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     if (problem) fail(`${path}.modelVersion`, problem);
     modelVersion = g.modelVersion;
   }
+  if (g.apiKey !== undefined) {
+    if (typeof g.apiKey !== "string") fail(`${path}.apiKey`, "expected a string");
+    const problem = apiKeyProblem(g.apiKey);
+    if (problem) fail(`${path}.apiKey`, problem);
+  }
   const group: ReplicaGroup = {
     name: g.name,
     replicas: g.replicas === undefined ? 1 : int(g.replicas, `${path}.replicas`, 1),
@@ -164,6 +173,7 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     streamInterval: g.streamInterval === undefined ? 1 : int(g.streamInterval, `${path}.streamInterval`, 1),
     faults,
     ...(modelVersion !== undefined ? { modelVersion } : {}),
+    ...(g.apiKey !== undefined ? { apiKey: g.apiKey as string } : {}),
   };
   let problem: string | null;
   try {
@@ -209,6 +219,7 @@ export async function startFleet(spec: FleetSpec): Promise<RunningFleet> {
           streamInterval: g.streamInterval,
           faults: g.faults,
           modelVersion: g.modelVersion ?? null,
+          apiKey: g.apiKey ?? null,
         });
         replicas.push(r);
         await r.start();

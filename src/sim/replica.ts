@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
+import { ApiKeyGuard, UNAUTHORIZED } from "./api-key.js";
 import { renderChatPrompt } from "./chat-template.js";
 import { Engine, type EngineConfig } from "./engine.js";
 import { type Dialect, EngineMetrics } from "./engine-metrics.js";
@@ -49,6 +50,8 @@ export interface ReplicaOptions {
    * as vLLM reports the path it loaded (null: the model name).
    */
   modelVersion?: string | null;
+  /** vLLM's --api-key: every /v1 route needs `Authorization: Bearer <key>` (null: no key). */
+  apiKey?: string | null;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -70,10 +73,11 @@ export class SimReplica {
   faults: FaultConfig = noFaults();
   /** The engine's view of recently finished requests, by request id (GET /admin/requests). */
   readonly timings = new RequestTimings(100_000);
-  private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine" | "modelVersion">>;
+  private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine" | "modelVersion" | "apiKey">>;
   readonly modelVersion: string | null;
   private readonly server: http.Server;
   private readonly random: () => number;
+  private readonly apiKey: ApiKeyGuard | null;
   /** Adapters requests may name as their model (--lora-modules, then run-time loads). */
   readonly loras: LoraAdapters;
   private readonly createdAt = Math.floor(Date.now() / 1000);
@@ -99,6 +103,7 @@ export class SimReplica {
       streamInterval: Math.max(1, opts.streamInterval ?? 1),
     };
     this.modelVersion = opts.modelVersion ?? null;
+    this.apiKey = opts.apiKey ? new ApiKeyGuard(opts.apiKey) : null;
     this.engine = new Engine(opts.engine);
     this.metrics = new EngineMetrics(this.engine, this.opts.dialect);
     this.engine.observer = {
@@ -195,8 +200,11 @@ export class SimReplica {
   }
 
   private route(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const path = (req.url ?? "/").split("?", 1)[0];
+    const path = (req.url ?? "/").split("?", 1)[0] ?? "/";
     const m = req.method ?? "GET";
+    if (this.apiKey && !this.apiKey.admits(m, path, req.headers.authorization)) {
+      return this.sendJson(res, 401, UNAUTHORIZED);
+    }
     if (m === "POST" && path === "/v1/chat/completions") return this.completion("chat", req, res);
     if (m === "POST" && path === "/v1/completions") return this.completion("completion", req, res);
     if (m === "GET" && path === "/metrics") return this.serveMetrics(res);
@@ -243,6 +251,7 @@ export class SimReplica {
       profile: e.cfg.profileName,
       model: e.cfg.modelName,
       modelVersion: this.modelVersion,
+      apiKey: this.apiKey !== null,
       running: e.numRunning,
       waiting: e.numWaiting,
       kvCacheUsage: e.kv.usage(),
