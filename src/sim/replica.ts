@@ -12,6 +12,7 @@ import { Engine, type EngineConfig } from "./engine.js";
 import { type Dialect, EngineMetrics } from "./engine-metrics.js";
 import { errorObject, SimHttpError } from "./errors.js";
 import { type FaultConfig, noFaults, parseFaultUpdate } from "./faults.js";
+import { Framing, type FramingOptions, VLLM_FRAMING } from "./framing.js";
 import { type ApiKind, parseSimRequest, type SimRequest } from "./openai-request.js";
 import { OutputText } from "./output-text.js";
 import { RequestTimings } from "./request-timings.js";
@@ -52,6 +53,8 @@ export interface ReplicaOptions {
   modelVersion?: string | null;
   /** vLLM's --api-key: every /v1 route needs `Authorization: Bearer <key>` (null: no key). */
   apiKey?: string | null;
+  /** SSE line endings, `data:` spacing and JSON style (default: vLLM's). */
+  framing?: Partial<FramingOptions>;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -73,7 +76,10 @@ export class SimReplica {
   faults: FaultConfig = noFaults();
   /** The engine's view of recently finished requests, by request id (GET /admin/requests). */
   readonly timings = new RequestTimings(100_000);
-  private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine" | "modelVersion" | "apiKey">>;
+  private readonly opts: Required<
+    Omit<ReplicaOptions, "faults" | "engine" | "modelVersion" | "apiKey" | "framing">
+  >;
+  readonly framing: Framing;
   readonly modelVersion: string | null;
   private readonly server: http.Server;
   private readonly random: () => number;
@@ -104,6 +110,7 @@ export class SimReplica {
     };
     this.modelVersion = opts.modelVersion ?? null;
     this.apiKey = opts.apiKey ? new ApiKeyGuard(opts.apiKey) : null;
+    this.framing = opts.framing ? new Framing(opts.framing) : VLLM_FRAMING;
     this.engine = new Engine(opts.engine);
     this.metrics = new EngineMetrics(this.engine, this.opts.dialect);
     this.engine.observer = {
@@ -252,6 +259,7 @@ export class SimReplica {
       model: e.cfg.modelName,
       modelVersion: this.modelVersion,
       apiKey: this.apiKey !== null,
+      framing: this.framing.options,
       running: e.numRunning,
       waiting: e.numWaiting,
       kvCacheUsage: e.kv.usage(),
@@ -392,7 +400,7 @@ export class SimReplica {
       ? new StreamSink(
           this,
           res,
-          new StreamFrames(kind, id, model, created),
+          new StreamFrames(kind, id, model, created, this.framing),
           text,
           r.includeUsage,
           requestId,
@@ -447,7 +455,7 @@ export class SimReplica {
 
   sendJson(res: http.ServerResponse, status: number, value: unknown): void {
     if (res.headersSent || res.destroyed) return;
-    res.writeHead(status, JSON_HEADERS).end(JSON.stringify(value));
+    res.writeHead(status, JSON_HEADERS).end(this.framing.json(value));
   }
 
   /** A plain-text 200, as vLLM's LoRA routes answer (a bare Response: no content-type header). */
@@ -462,7 +470,7 @@ export class SimReplica {
       err instanceof SimHttpError ? err : new SimHttpError(500, (err as Error)?.message ?? String(err));
     res
       .writeHead(e.status, { ...JSON_HEADERS, ...e.headers })
-      .end(JSON.stringify(errorObject(e.status, e.message, e.param, e.type)));
+      .end(this.framing.json(errorObject(e.status, e.message, e.param, e.type)));
   }
 }
 
