@@ -4,6 +4,13 @@ import { parseArgs } from "node:util";
 import { apiKeyProblem } from "../sim/api-key.js";
 import { type EngineOverrides, makeEngineConfig } from "../sim/engine-config.js";
 import { type FleetSpec, loadFleetFile, type RunningFleet, startFleet } from "../sim/fleet.js";
+import {
+  type FramingOptions,
+  isOneOf,
+  JSON_STYLES,
+  SSE_DATA_SPACES,
+  SSE_LINE_ENDINGS,
+} from "../sim/framing.js";
 import { PROFILES } from "../sim/profiles.js";
 import { modelVersionProblem, parseLoraModule } from "../sim/served-models.js";
 
@@ -45,6 +52,12 @@ Options:
   --lora-load-ms <ms>             load delay of a non-resident adapter
   --output-len-dist max|uniform   output lengths when ignore_eos is false (default max)
   --stream-interval <n>           send streamed tokens every n steps (default 1: every token)
+  --sse-line-ending lf|crlf|cr    line endings of SSE events (default lf, as vLLM; sse-starlette
+                                  servers write crlf: every event ends with \\r\\n\\r\\n)
+  --sse-data-space space|none     "data: {...}" (default, as vLLM) or "data:{...}"
+  --json-style compact|pretty     JSON as vLLM writes it (default), or as Python's json.dumps does
+                                  by default (", " and ": ", non-ASCII as \\uXXXX), in streamed
+                                  events (one line each) and in response bodies
   --error-rate <0..1>             share of requests answered 503
   --crash-after-requests <n>      close every socket when the n-th request arrives
   --crash-at-ms <ms>              ... or after this long
@@ -110,6 +123,9 @@ export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.
       "lora-load-ms": num,
       "output-len-dist": num,
       "stream-interval": num,
+      "sse-line-ending": num,
+      "sse-data-space": num,
+      "json-style": num,
       "error-rate": num,
       "crash-after-requests": num,
       "crash-at-ms": num,
@@ -162,6 +178,18 @@ export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.
     const problem = apiKeyProblem(apiKey);
     if (problem) throw new Error(`--api-key: ${problem}`);
   }
+  const framing: Record<string, string> = {};
+  for (const [flag, key, allowed] of [
+    ["sse-line-ending", "sseLineEnding", SSE_LINE_ENDINGS],
+    ["sse-data-space", "sseDataSpace", SSE_DATA_SPACES],
+    ["json-style", "jsonStyle", JSON_STYLES],
+  ] as const) {
+    const v = values[flag];
+    if (v === undefined) continue;
+    if (!isOneOf<string>(allowed, v))
+      throw new Error(`--${flag}: expected ${allowed.join(", ")}, got "${v}"`);
+    framing[key] = v;
+  }
   const faults: Record<string, unknown> = {};
   const setFault = (k: string, v: unknown) => {
     if (v !== undefined) faults[k] = v;
@@ -194,6 +222,7 @@ export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.
         faults,
         ...(modelVersion !== undefined ? { modelVersion } : {}),
         ...(apiKey !== undefined ? { apiKey } : {}),
+        ...(framing as Partial<FramingOptions>),
       },
     ],
   };

@@ -8,6 +8,16 @@ import type { EngineOverrides } from "./engine-config.js";
 import { engineConfigProblem, makeEngineConfig } from "./engine-config.js";
 import type { Dialect } from "./engine-metrics.js";
 import { type FaultConfig, parseFaultUpdate } from "./faults.js";
+import {
+  type FramingOptions,
+  isOneOf,
+  JSON_STYLES,
+  type JsonStyle,
+  SSE_DATA_SPACES,
+  SSE_LINE_ENDINGS,
+  type SseDataSpace,
+  type SseLineEnding,
+} from "./framing.js";
 import { type OutputLenDist, SimReplica } from "./replica.js";
 import { modelVersionProblem, parseLoraModule } from "./served-models.js";
 
@@ -27,6 +37,10 @@ export interface ReplicaGroup {
   modelVersion?: string;
   /** vLLM's --api-key for every replica of the group. */
   apiKey?: string;
+  /** Framing other than vLLM's, to test the gateway against servers that frame differently. */
+  sseLineEnding?: SseLineEnding;
+  jsonStyle?: JsonStyle;
+  sseDataSpace?: SseDataSpace;
 }
 
 export interface FleetSpec {
@@ -118,6 +132,9 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
       "faults",
       "modelVersion",
       "apiKey",
+      "sseLineEnding",
+      "jsonStyle",
+      "sseDataSpace",
     ],
     path,
   );
@@ -161,6 +178,16 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     const problem = apiKeyProblem(g.apiKey);
     if (problem) fail(`${path}.apiKey`, problem);
   }
+  const framing: Partial<FramingOptions> = {};
+  for (const [k, allowed] of [
+    ["sseLineEnding", SSE_LINE_ENDINGS],
+    ["jsonStyle", JSON_STYLES],
+    ["sseDataSpace", SSE_DATA_SPACES],
+  ] as const) {
+    if (g[k] === undefined) continue;
+    if (!isOneOf<string>(allowed, g[k])) fail(`${path}.${k}`, `expected ${allowed.join(" or ")}`);
+    (framing as Record<string, unknown>)[k] = g[k];
+  }
   const group: ReplicaGroup = {
     name: g.name,
     replicas: g.replicas === undefined ? 1 : int(g.replicas, `${path}.replicas`, 1),
@@ -174,6 +201,7 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     faults,
     ...(modelVersion !== undefined ? { modelVersion } : {}),
     ...(g.apiKey !== undefined ? { apiKey: g.apiKey as string } : {}),
+    ...framing,
   };
   let problem: string | null;
   try {
@@ -202,6 +230,15 @@ export interface RunningFleet {
   stop(): Promise<void>;
 }
 
+/** A group's framing options, only those it sets. */
+export function framingOf(g: ReplicaGroup): Partial<FramingOptions> {
+  const f: Partial<FramingOptions> = {};
+  if (g.sseLineEnding !== undefined) f.sseLineEnding = g.sseLineEnding;
+  if (g.jsonStyle !== undefined) f.jsonStyle = g.jsonStyle;
+  if (g.sseDataSpace !== undefined) f.sseDataSpace = g.sseDataSpace;
+  return f;
+}
+
 /** Starts every replica of the fleet; stops those already started if one port is taken. */
 export async function startFleet(spec: FleetSpec): Promise<RunningFleet> {
   const replicas: SimReplica[] = [];
@@ -220,6 +257,7 @@ export async function startFleet(spec: FleetSpec): Promise<RunningFleet> {
           faults: g.faults,
           modelVersion: g.modelVersion ?? null,
           apiKey: g.apiKey ?? null,
+          framing: framingOf(g),
         });
         replicas.push(r);
         await r.start();
