@@ -1,6 +1,8 @@
 // One simulated engine replica: an HTTP server speaking the OpenAI API as vLLM serves it, in front of
-// its own Engine, with /metrics in the vLLM or SGLang dialect, health, tokenize, and an admin API for
-// faults and resets. Several replicas can live in one process, each on its own port.
+// its own Engine, with /metrics in the vLLM or SGLang dialect, health, tokenize, /v1/models and the
+// run-time LoRA routes (served-models.ts), vLLM's optional API key (api-key.ts), a framing of its own
+// (framing.ts), and an admin API for faults and resets. Several replicas can live in one process, each
+// on its own port.
 
 import { randomBytes } from "node:crypto";
 import http from "node:http";
@@ -10,9 +12,10 @@ import { ApiKeyGuard, UNAUTHORIZED } from "./api-key.js";
 import { renderChatPrompt } from "./chat-template.js";
 import { Engine, type EngineConfig } from "./engine.js";
 import { type Dialect, EngineMetrics } from "./engine-metrics.js";
-import { errorObject, SimHttpError } from "./errors.js";
+import { SimHttpError } from "./errors.js";
 import { type FaultConfig, noFaults, parseFaultUpdate } from "./faults.js";
 import { Framing, type FramingOptions, VLLM_FRAMING } from "./framing.js";
+import { sendError, sendJson, sendText, withJsonBody } from "./http-io.js";
 import { type ApiKind, parseSimRequest, type SimRequest } from "./openai-request.js";
 import { OutputText } from "./output-text.js";
 import { RequestTimings } from "./request-timings.js";
@@ -57,7 +60,6 @@ export interface ReplicaOptions {
   framing?: Partial<FramingOptions>;
 }
 
-const JSON_HEADERS = { "content-type": "application/json" };
 /**
  * Completion ids: a random prefix per process and a counter (24 hex digits, unique per process). A
  * `randomBytes` call per request was 7% of an instant replica's CPU at 1,000 streams/s.
@@ -224,12 +226,10 @@ export class SimReplica {
     }
     if (m === "GET" && path === "/v1/models") return this.sendJson(res, 200, this.models());
     if (m === "POST" && path === "/v1/load_lora_adapter")
-      return this.withJson(req, res, (b) =>
-        this.sendText(res, loadLoraAdapter(this.engine.cfg, this.loras, b)),
-      );
+      return this.withJson(req, res, (b) => sendText(res, loadLoraAdapter(this.engine.cfg, this.loras, b)));
     if (m === "POST" && path === "/v1/unload_lora_adapter")
       return this.withJson(req, res, (b) =>
-        this.sendText(res, unloadLoraAdapter(this.loras, this.engine.lora, b)),
+        sendText(res, unloadLoraAdapter(this.loras, this.engine.lora, b)),
       );
     if (m === "GET" && path === "/version") return this.sendJson(res, 200, { version: "tokengate-sim" });
     if (m === "POST" && path === "/tokenize")
@@ -424,53 +424,15 @@ export class SimReplica {
   }
 
   private withJson(req: http.IncomingMessage, res: http.ServerResponse, fn: (body: unknown) => void): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > this.opts.maxBodyBytes) tooLarge = true;
-      else chunks.push(c);
-    });
-    req.on("end", () => {
-      if (tooLarge)
-        return this.sendError(
-          res,
-          new SimHttpError(413, `request body exceeds ${this.opts.maxBodyBytes} bytes`),
-        );
-      let body: unknown;
-      try {
-        body = chunks.length === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      } catch (err) {
-        return this.sendError(res, new SimHttpError(400, `JSON decode error: ${(err as Error).message}`));
-      }
-      try {
-        fn(body);
-      } catch (err) {
-        this.sendError(res, err);
-      }
-    });
-    req.on("error", () => res.destroy());
+    withJsonBody(req, res, this.framing, this.opts.maxBodyBytes, fn);
   }
 
   sendJson(res: http.ServerResponse, status: number, value: unknown): void {
-    if (res.headersSent || res.destroyed) return;
-    res.writeHead(status, JSON_HEADERS).end(this.framing.json(value));
-  }
-
-  /** A plain-text 200, as vLLM's LoRA routes answer (a bare Response: no content-type header). */
-  private sendText(res: http.ServerResponse, text: string): void {
-    if (res.headersSent || res.destroyed) return;
-    res.writeHead(200).end(text);
+    sendJson(res, this.framing, status, value);
   }
 
   sendError(res: http.ServerResponse, err: unknown): void {
-    if (res.headersSent || res.destroyed) return;
-    const e =
-      err instanceof SimHttpError ? err : new SimHttpError(500, (err as Error)?.message ?? String(err));
-    res
-      .writeHead(e.status, { ...JSON_HEADERS, ...e.headers })
-      .end(this.framing.json(errorObject(e.status, e.message, e.param, e.type)));
+    sendError(res, this.framing, err);
   }
 }
 
