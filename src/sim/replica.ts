@@ -162,11 +162,15 @@ export class SimReplica {
     });
   }
 
-  /** Like a dying engine process: every socket closes at once, nothing listens until a restart. */
+  /**
+   * Like a dying engine process: every socket closes at once, nothing listens until a restart, and
+   * adapters loaded at run time are gone (the --lora-modules ones are served again).
+   */
   crash(): void {
     this.crashes++;
     this.listening = false;
     this.engine.reset();
+    this.loras.restore();
     this.server.close();
     this.server.closeAllConnections();
     if (this.faults.restartAfterMs !== null) {

@@ -110,6 +110,26 @@ describe("run-time LoRA adapters (vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING=Tru
   });
 });
 
+describe("run-time adapters across a crash", () => {
+  it("are forgotten by the restarted replica, which serves its --lora-modules again", async () => {
+    const r = await startReplica({ loraModules: ["static=/s"] });
+    try {
+      await post(r, "/v1/load_lora_adapter", { lora_name: "runtime", lora_path: "/r" });
+      assert.equal((await chat(r, "runtime")).status, 200);
+      r.setFaults({ restartAfterMs: 20 });
+      r.crash();
+      await until(() => r.isListening);
+      assert.deepEqual(
+        (await models(r)).map((m) => m.id),
+        ["base-7b", "static"],
+      );
+      assert.equal((await chat(r, "runtime")).status, 404);
+    } finally {
+      await r.stop();
+    }
+  });
+});
+
 describe("LoRA loads onto the simulated GPU", () => {
   it("counts loads in /admin/state and tokengate_sim_lora_loads_total; an unload frees the slot", async () => {
     const r = await startReplica({ maxLoras: 1, loraModules: ["a", "b"] });

@@ -38,13 +38,21 @@ export function baseModelRoot(modelName: string, version: string | null): string
 /** The adapters a replica serves, by name, in registration order. */
 export class LoraAdapters {
   private readonly paths = new Map<string, string>();
+  private readonly initial: LoraModule[];
 
   constructor(modules: readonly string[]) {
-    for (const spec of modules) {
+    this.initial = modules.map((spec) => {
       const m = parseLoraModule(spec);
       if (!m) throw new Error(`bad LoRA module "${spec}": expected name or name=path`);
-      this.paths.set(m.name, m.path);
-    }
+      return m;
+    });
+    this.restore();
+  }
+
+  /** Back to the --lora-modules alone, as a restarted vLLM process has forgotten run-time loads. */
+  restore(): void {
+    this.paths.clear();
+    for (const m of this.initial) this.paths.set(m.name, m.path);
   }
 
   has(name: string): boolean {
