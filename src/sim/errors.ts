@@ -50,7 +50,3 @@ export function errorObject(
 ): ErrorObject {
   return { error: { message, type: type ?? errorType(status), param, code: status } };
 }
-
-export function errorBody(status: number, message: string, param: string | null = null): string {
-  return JSON.stringify(errorObject(status, message, param));
-}
