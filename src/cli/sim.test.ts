@@ -4,7 +4,7 @@ import { startFleet } from "../sim/fleet.js";
 import { fleetFromFlags, SIM_USAGE } from "./sim.js";
 
 describe("tokengate sim flags", () => {
-  it("--help lists every flag fleetFromFlags takes", () => {
+  it("--help lists the LoRA, model-version, API-key and framing flags", () => {
     for (const flag of [
       "--enable-lora",
       "--lora-modules",
