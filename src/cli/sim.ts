@@ -1,9 +1,18 @@
 // `tokengate sim`: runs simulated vLLM/SGLang replicas in this process, from flags or a fleet file.
 
 import { parseArgs } from "node:util";
+import { apiKeyProblem } from "../sim/api-key.js";
 import { type EngineOverrides, makeEngineConfig } from "../sim/engine-config.js";
 import { type FleetSpec, loadFleetFile, type RunningFleet, startFleet } from "../sim/fleet.js";
+import {
+  type FramingOptions,
+  isOneOf,
+  JSON_STYLES,
+  SSE_DATA_SPACES,
+  SSE_LINE_ENDINGS,
+} from "../sim/framing.js";
 import { PROFILES } from "../sim/profiles.js";
+import { modelVersionProblem, parseLoraModule } from "../sim/served-models.js";
 
 export const SIM_USAGE = `Usage: tokengate sim [options]
        tokengate sim --fleet <fleet.yaml>
@@ -18,8 +27,12 @@ Options:
   --host <addr>                   listen address (default 127.0.0.1)
   --profile <name>                hardware profile (default h100-llama8b): ${Object.keys(PROFILES).join(", ")}
   --model <name>                  served model name (default sim-model)
+  --model-version <v>             report the base model's root in /v1/models as /models/<v>
+                                  (default: the model name)
   --dialect vllm|sglang           metric names to export (default vllm)
   --seed <n>                      seed for generated text and fault draws (default 0)
+  --api-key <key>                 every /v1 route needs "Authorization: Bearer <key>", else 401
+                                  {"error": "Unauthorized"} (default: env VLLM_API_KEY, as vLLM)
   --max-model-len <n>             context window; longer requests get 400 as in vLLM
   --max-num-seqs <n>              cap of the running batch
   --max-num-batched-tokens <n>    token budget of one step
@@ -30,11 +43,21 @@ Options:
   --long-prefill-token-threshold <n>  cap of prompt tokens one request prefills per step
   --beta0-us, --beta1-us, --beta2-us, --beta3-us <µs>  step-time coefficients
   --api-server-us <µs>            serialized per-request API-server cost
-  --lora-modules <name,...>       LoRA adapters served (requests name them as model)
+  --enable-lora                   serve LoRA adapters (implied by --lora-modules and --max-loras);
+                                  POST /v1/load_lora_adapter and /v1/unload_lora_adapter add and
+                                  remove them at run time
+  --lora-modules <name[=path],...>  LoRA adapters served from the start (requests name them as model;
+                                  the path is their root in /v1/models)
   --max-loras <n>                 adapters resident at once (default 1)
   --lora-load-ms <ms>             load delay of a non-resident adapter
   --output-len-dist max|uniform   output lengths when ignore_eos is false (default max)
   --stream-interval <n>           send streamed tokens every n steps (default 1: every token)
+  --sse-line-ending lf|crlf|cr    line endings of SSE events (default lf, as vLLM; sse-starlette
+                                  servers write crlf: every event ends with \\r\\n\\r\\n)
+  --sse-data-space space|none     "data: {...}" (default, as vLLM) or "data:{...}"
+  --json-style compact|pretty     JSON as vLLM writes it (default), or as Python's json.dumps does
+                                  by default (", " and ": ", non-ASCII as \\uXXXX), in streamed
+                                  events (one line each) and in response bodies
   --error-rate <0..1>             share of requests answered 503
   --crash-after-requests <n>      close every socket when the n-th request arrives
   --crash-at-ms <ms>              ... or after this long
@@ -56,8 +79,19 @@ function flagNumber(v: string | undefined, name: string): number | undefined {
   return n;
 }
 
-/** Builds a one-group fleet from command-line flags. */
-export function fleetFromFlags(argv: string[]): FleetSpec {
+function loraModulesFlag(v: string): string[] {
+  const specs = v.split(",").map((s) => s.trim());
+  for (const s of specs) {
+    if (!parseLoraModule(s)) throw new Error(`--lora-modules: expected name or name=path, got "${s}"`);
+  }
+  return specs;
+}
+
+/**
+ * Builds a one-group fleet from command-line flags. `env` supplies VLLM_API_KEY when --api-key is
+ * absent, as vLLM reads it (a fleet file names its keys itself).
+ */
+export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): FleetSpec {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -66,8 +100,10 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
       host: num,
       profile: num,
       model: num,
+      "model-version": num,
       dialect: num,
       seed: num,
+      "api-key": num,
       "max-model-len": num,
       "max-num-seqs": num,
       "max-num-batched-tokens": num,
@@ -81,11 +117,15 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
       "beta2-us": num,
       "beta3-us": num,
       "api-server-us": num,
+      "enable-lora": { type: "boolean" },
       "lora-modules": num,
       "max-loras": num,
       "lora-load-ms": num,
       "output-len-dist": num,
       "stream-interval": num,
+      "sse-line-ending": num,
+      "sse-data-space": num,
+      "json-style": num,
       "error-rate": num,
       "crash-after-requests": num,
       "crash-at-ms": num,
@@ -122,13 +162,34 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
     apiServerUs: n("api-server-us"),
     maxLoras: n("max-loras"),
     loraLoadMs: n("lora-load-ms"),
-    loraModules: values["lora-modules"]
-      ? values["lora-modules"].split(",").map((s) => s.split("=")[0]!.trim())
-      : undefined,
+    loraModules: values["lora-modules"] ? loraModulesFlag(values["lora-modules"]) : undefined,
+    enableLora: values["enable-lora"] ? true : undefined,
   };
   const profile = values.profile ?? "h100-llama8b";
   const model = values.model ?? "sim-model";
   makeEngineConfig(profile, model, engine); // fails early on an unknown profile or impossible sizes
+  const modelVersion = values["model-version"];
+  if (modelVersion !== undefined) {
+    const problem = modelVersionProblem(modelVersion);
+    if (problem) throw new Error(`--model-version: ${problem}`);
+  }
+  const apiKey = values["api-key"] ?? (env.VLLM_API_KEY || undefined);
+  if (apiKey !== undefined) {
+    const problem = apiKeyProblem(apiKey);
+    if (problem) throw new Error(`--api-key: ${problem}`);
+  }
+  const framing: Record<string, string> = {};
+  for (const [flag, key, allowed] of [
+    ["sse-line-ending", "sseLineEnding", SSE_LINE_ENDINGS],
+    ["sse-data-space", "sseDataSpace", SSE_DATA_SPACES],
+    ["json-style", "jsonStyle", JSON_STYLES],
+  ] as const) {
+    const v = values[flag];
+    if (v === undefined) continue;
+    if (!isOneOf<string>(allowed, v))
+      throw new Error(`--${flag}: expected ${allowed.join(", ")}, got "${v}"`);
+    framing[key] = v;
+  }
   const faults: Record<string, unknown> = {};
   const setFault = (k: string, v: unknown) => {
     if (v !== undefined) faults[k] = v;
@@ -159,6 +220,9 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
         outputLenDist: dist,
         streamInterval: Math.max(1, n("stream-interval") ?? 1),
         faults,
+        ...(modelVersion !== undefined ? { modelVersion } : {}),
+        ...(apiKey !== undefined ? { apiKey } : {}),
+        ...(framing as Partial<FramingOptions>),
       },
     ],
   };
@@ -167,7 +231,8 @@ export function fleetFromFlags(argv: string[]): FleetSpec {
 export function describeFleet(fleet: RunningFleet): string {
   const lines = fleet.replicas.map((r) => {
     const c = r.engine.cfg;
-    return `  ${r.name.padEnd(22)} ${r.url.padEnd(24)} model=${c.modelName} profile=${c.profileName} max_model_len=${c.maxModelLen} dialect=${r.metrics.dialect}`;
+    const version = r.modelVersion === null ? "" : ` version=${r.modelVersion}`;
+    return `  ${r.name.padEnd(22)} ${r.url.padEnd(24)} model=${c.modelName}${version} profile=${c.profileName} max_model_len=${c.maxModelLen} dialect=${r.metrics.dialect}`;
   });
   return `${fleet.replicas.length} simulated replica(s):\n${lines.join("\n")}`;
 }
@@ -188,8 +253,9 @@ export async function runSimCommand(argv: string[]): Promise<number> {
   }
   const fleet = await startFleet(spec);
   process.stdout.write(`${describeFleet(fleet)}\n`);
+  const auth = spec.groups[0]?.apiKey ? ` -H "authorization: Bearer $VLLM_API_KEY"` : "";
   process.stdout.write(
-    `Try: curl -s ${fleet.replicas[0]!.url}/v1/chat/completions -H 'content-type: application/json' ` +
+    `Try: curl -s ${fleet.replicas[0]!.url}/v1/chat/completions -H 'content-type: application/json'${auth} ` +
       `-d '{"model":"${fleet.replicas[0]!.engine.cfg.modelName}","messages":[{"role":"user","content":"hello"}],"max_tokens":16}'\n`,
   );
   await waitForSignal();

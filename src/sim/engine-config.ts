@@ -11,7 +11,14 @@ export interface EngineConfig extends Omit<EngineProfile, "name" | "description"
   enablePrefixCaching: boolean;
   longPrefillTokenThreshold: number;
   maxLoras: number;
+  /** Adapters served from the start, `name` or `name=path` (--lora-modules). */
   loraModules: readonly string[];
+  /**
+   * vLLM's --enable-lora: LoRA adapters can be served or loaded at run time, and /metrics carries
+   * `vllm:lora_requests_info`. Implied by `loraModules` or `maxLoras` (vLLM ignores or refuses those
+   * without --enable-lora; the simulator takes them as asking for it).
+   */
+  enableLora: boolean;
 }
 
 export type EngineOverrides = Partial<Omit<EngineConfig, "profileName" | "modelName">>;
@@ -43,6 +50,8 @@ export function makeEngineConfig(
     maxLoras: 1,
     loraModules: [],
     ...defined,
+    enableLora:
+      overrides.enableLora ?? ((overrides.loraModules?.length ?? 0) > 0 || overrides.maxLoras !== undefined),
   };
 }
 

@@ -2,14 +2,15 @@
 // gateway's scraper is tested against what real engines print (reference/sim.md §2).
 
 import {
+  type Counter,
   type CounterChild,
-  type Gauge,
   type GaugeChild,
   type HistogramChild,
   MetricsRegistry,
 } from "../telemetry/metrics.js";
 import type { Engine, EngineStats } from "./engine.js";
 import type { EngineRequest } from "./engine-request.js";
+import { LORA_INFO_LABELS, LoraInfoSeries } from "./lora-info.js";
 
 export type Dialect = "vllm" | "sglang";
 
@@ -62,12 +63,21 @@ export class EngineMetrics {
   private counters!: Counters;
   private success!: (reason: string) => CounterChild;
   private exported: EngineStats | null = null;
+  /** Adapter loads onto the simulated GPU: the simulator's own counter, for benchmarks comparing routers. */
+  private readonly loraLoads: Counter;
+  private exportedLoraLoads = 0;
+  /** The LoRA info series and those left behind; null without LoRA, as vLLM then has no such gauge. */
+  private loraInfo: LoraInfoSeries | null = null;
 
   constructor(engine: Engine, dialect: Dialect) {
     this.engine = engine;
     this.dialect = dialect;
     if (dialect === "vllm") this.defineVllm();
     else this.defineSglang();
+    this.loraLoads = this.registry.counter(
+      "tokengate_sim_lora_loads_total",
+      "LoRA adapter loads onto the simulated GPU (the tokengate simulator's metric; vLLM exports none).",
+    );
   }
 
   /** Records one finished request (called by the engine observer). */
@@ -95,6 +105,8 @@ export class EngineMetrics {
   reset(): void {
     this.registry.reset();
     this.exported = null;
+    this.exportedLoraLoads = 0;
+    this.loraInfo?.clear();
     if (this.dialect === "vllm") this.bindVllm();
     else this.bindSglang();
   }
@@ -107,14 +119,19 @@ export class EngineMetrics {
   private syncCounters(): void {
     const st = this.engine.stats;
     const prev = this.exported;
+    // An engine reset (crash, /admin/reset) zeroes its statistics: the counters then advance by all of them.
+    const sameRun = prev !== null && prev.steps <= st.steps;
     const d = (
       k: "promptTokens" | "generationTokens" | "prefixCacheQueries" | "prefixCacheHits" | "preemptions",
-    ) => Math.max(0, st[k] - (prev && prev.steps <= st.steps ? prev[k] : 0));
+    ) => Math.max(0, st[k] - (sameRun ? prev[k] : 0));
     this.counters.prompt.inc(d("promptTokens"));
     this.counters.generation.inc(d("generationTokens"));
     this.counters.prefixQueries?.inc(d("prefixCacheQueries"));
     this.counters.prefixHits.inc(d("prefixCacheHits"));
     this.counters.preemptions?.inc(d("preemptions"));
+    const loads = this.engine.lora.loads;
+    this.loraLoads.inc(Math.max(0, loads - (sameRun ? this.exportedLoraLoads : 0)));
+    this.exportedLoraLoads = loads;
     this.exported = { ...st, finished: { ...st.finished } };
   }
 
@@ -133,11 +150,12 @@ export class EngineMetrics {
       "gpu_memory_utilization",
       "num_gpu_blocks",
     ]);
-    r.gauge("vllm:lora_requests_info", "Running stats on lora requests.", [
-      "max_lora",
-      "running_lora_adapters",
-      "waiting_lora_adapters",
-    ]);
+    // vLLM registers the LoRA gauge only with LoRA enabled (a lora_config).
+    if (cfg.enableLora) {
+      this.loraInfo = new LoraInfoSeries(
+        r.gauge("vllm:lora_requests_info", "Running stats on lora requests.", LORA_INFO_LABELS),
+      );
+    }
     r.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", L);
     r.counter("vllm:generation_tokens_total", "Number of generation tokens processed.", L);
     r.counter(
@@ -253,13 +271,9 @@ export class EngineMetrics {
     g("vllm:cache_config_info")
       .labels(String(cfg.blockSize), "auto", String(cfg.enablePrefixCaching), "0.9", String(cfg.numGpuBlocks))
       .set(1);
-    if (cfg.loraModules.length > 0) {
-      const info = r.get("vllm:lora_requests_info") as Gauge;
-      info.reset(); // one series, whose labels name the adapters of the moment
+    if (this.loraInfo) {
       const waiting = [...new Set(e.waiting.map((q) => q.lora).filter((x): x is string => !!x))];
-      info
-        .labels(String(cfg.maxLoras), e.lora.runningAdapters().join(","), waiting.join(","))
-        .setToCurrentTime();
+      this.loraInfo.update(cfg.maxLoras, e.lora.runningAdapters(), waiting);
     }
     this.syncCounters();
   }

@@ -1,21 +1,26 @@
 // Errors in the shape current vLLM returns: {"error": {message, type, param, code}} with the HTTP
-// status as `code` and a type named after the openai client's error classes.
+// status as `code` and a type named after the openai client's error classes (or the one vLLM names,
+// e.g. "InvalidUserInput" for a bad LoRA load).
 
 export class SimHttpError extends Error {
   readonly status: number;
   readonly param: string | null;
   readonly headers: Record<string, string>;
+  /** The `type` vLLM writes when it is not the one derived from the status. */
+  readonly type: string | null;
 
   constructor(
     status: number,
     message: string,
     param: string | null = null,
     headers: Record<string, string> = {},
+    type: string | null = null,
   ) {
     super(message);
     this.status = status;
     this.param = param;
     this.headers = headers;
+    this.type = type;
   }
 }
 
@@ -33,6 +38,15 @@ export function errorType(status: number): string {
   return TYPES[status] ?? (status >= 500 ? "InternalServerError" : "BadRequestError");
 }
 
-export function errorBody(status: number, message: string, param: string | null = null): string {
-  return JSON.stringify({ error: { message, type: errorType(status), param, code: status } });
+export interface ErrorObject {
+  error: { message: string; type: string; param: string | null; code: number };
+}
+
+export function errorObject(
+  status: number,
+  message: string,
+  param: string | null = null,
+  type: string | null = null,
+): ErrorObject {
+  return { error: { message, type: type ?? errorType(status), param, code: status } };
 }

@@ -3,11 +3,23 @@
 
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
+import { apiKeyProblem } from "./api-key.js";
 import type { EngineOverrides } from "./engine-config.js";
 import { engineConfigProblem, makeEngineConfig } from "./engine-config.js";
 import type { Dialect } from "./engine-metrics.js";
 import { type FaultConfig, parseFaultUpdate } from "./faults.js";
+import {
+  type FramingOptions,
+  isOneOf,
+  JSON_STYLES,
+  type JsonStyle,
+  SSE_DATA_SPACES,
+  SSE_LINE_ENDINGS,
+  type SseDataSpace,
+  type SseLineEnding,
+} from "./framing.js";
 import { type OutputLenDist, SimReplica } from "./replica.js";
+import { modelVersionProblem, parseLoraModule } from "./served-models.js";
 
 export interface ReplicaGroup {
   name: string;
@@ -21,6 +33,14 @@ export interface ReplicaGroup {
   outputLenDist: OutputLenDist;
   streamInterval: number;
   faults: Partial<FaultConfig>;
+  /** Reported as the base model's root `/models/<modelVersion>` in /v1/models. */
+  modelVersion?: string;
+  /** vLLM's --api-key for every replica of the group. */
+  apiKey?: string;
+  /** Framing other than vLLM's, to test the gateway against servers that frame differently. */
+  sseLineEnding?: SseLineEnding;
+  jsonStyle?: JsonStyle;
+  sseDataSpace?: SseDataSpace;
 }
 
 export interface FleetSpec {
@@ -46,6 +66,7 @@ const ENGINE_KEYS: Record<string, "number" | "boolean" | "strings"> = {
   enablePrefixCaching: "boolean",
   longPrefillTokenThreshold: "number",
   maxLoras: "number",
+  enableLora: "boolean",
   loraModules: "strings",
 };
 
@@ -109,6 +130,11 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
       "outputLenDist",
       "streamInterval",
       "faults",
+      "modelVersion",
+      "apiKey",
+      "sseLineEnding",
+      "jsonStyle",
+      "sseDataSpace",
     ],
     path,
   );
@@ -128,6 +154,10 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     if (kind === "strings" && !(Array.isArray(val) && val.every((x) => typeof x === "string"))) {
       fail(p, "expected a list of names");
     }
+    if (k === "loraModules") {
+      for (const spec of val as string[])
+        if (!parseLoraModule(spec)) fail(p, `expected name or name=path, got "${spec}"`);
+    }
     engine[k] = val;
   }
   let faults: Partial<FaultConfig> = {};
@@ -135,6 +165,28 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     faults = parseFaultUpdate(g.faults ?? {});
   } catch (err) {
     fail(`${path}.faults`, (err as Error).message);
+  }
+  let modelVersion: string | undefined;
+  if (g.modelVersion !== undefined) {
+    if (typeof g.modelVersion !== "string") fail(`${path}.modelVersion`, "expected a version string");
+    const problem = modelVersionProblem(g.modelVersion);
+    if (problem) fail(`${path}.modelVersion`, problem);
+    modelVersion = g.modelVersion;
+  }
+  if (g.apiKey !== undefined) {
+    if (typeof g.apiKey !== "string") fail(`${path}.apiKey`, "expected a string");
+    const problem = apiKeyProblem(g.apiKey);
+    if (problem) fail(`${path}.apiKey`, problem);
+  }
+  const framing: Partial<FramingOptions> = {};
+  for (const [k, allowed] of [
+    ["sseLineEnding", SSE_LINE_ENDINGS],
+    ["jsonStyle", JSON_STYLES],
+    ["sseDataSpace", SSE_DATA_SPACES],
+  ] as const) {
+    if (g[k] === undefined) continue;
+    if (!isOneOf<string>(allowed, g[k])) fail(`${path}.${k}`, `expected ${allowed.join(" or ")}`);
+    (framing as Record<string, unknown>)[k] = g[k];
   }
   const group: ReplicaGroup = {
     name: g.name,
@@ -147,6 +199,9 @@ function parseGroup(v: unknown, path: string): ReplicaGroup {
     outputLenDist: dist,
     streamInterval: g.streamInterval === undefined ? 1 : int(g.streamInterval, `${path}.streamInterval`, 1),
     faults,
+    ...(modelVersion !== undefined ? { modelVersion } : {}),
+    ...(g.apiKey !== undefined ? { apiKey: g.apiKey as string } : {}),
+    ...framing,
   };
   let problem: string | null;
   try {
@@ -175,6 +230,15 @@ export interface RunningFleet {
   stop(): Promise<void>;
 }
 
+/** A group's framing options, only those it sets. */
+export function framingOf(g: ReplicaGroup): Partial<FramingOptions> {
+  const f: Partial<FramingOptions> = {};
+  if (g.sseLineEnding !== undefined) f.sseLineEnding = g.sseLineEnding;
+  if (g.jsonStyle !== undefined) f.jsonStyle = g.jsonStyle;
+  if (g.sseDataSpace !== undefined) f.sseDataSpace = g.sseDataSpace;
+  return f;
+}
+
 /** Starts every replica of the fleet; stops those already started if one port is taken. */
 export async function startFleet(spec: FleetSpec): Promise<RunningFleet> {
   const replicas: SimReplica[] = [];
@@ -191,6 +255,9 @@ export async function startFleet(spec: FleetSpec): Promise<RunningFleet> {
           outputLenDist: g.outputLenDist,
           streamInterval: g.streamInterval,
           faults: g.faults,
+          modelVersion: g.modelVersion ?? null,
+          apiKey: g.apiKey ?? null,
+          framing: framingOf(g),
         });
         replicas.push(r);
         await r.start();

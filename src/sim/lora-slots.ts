@@ -47,6 +47,19 @@ export class LoraSlots {
     else this.running.delete(name);
   }
 
+  /** Whether requests for `name` are running now (they hold its slot). */
+  isRunning(name: string): boolean {
+    return (this.running.get(name) ?? 0) > 0;
+  }
+
+  /** Frees the slot of an idle adapter (unloaded at run time); its next request loads it again. */
+  evict(name: string): boolean {
+    const i = this.resident.indexOf(name);
+    if (i < 0 || this.isRunning(name)) return false;
+    this.resident.splice(i, 1);
+    return true;
+  }
+
   runningAdapters(): string[] {
     return [...this.running.keys()];
   }

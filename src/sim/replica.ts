@@ -1,22 +1,34 @@
 // One simulated engine replica: an HTTP server speaking the OpenAI API as vLLM serves it, in front of
-// its own Engine, with /metrics in the vLLM or SGLang dialect, health, tokenize, and an admin API for
-// faults and resets. Several replicas can live in one process, each on its own port.
+// its own Engine, with /metrics in the vLLM or SGLang dialect, health, tokenize, /v1/models and the
+// run-time LoRA routes (served-models.ts), vLLM's optional API key (api-key.ts), a framing of its own
+// (framing.ts), and an admin API for faults and resets. Several replicas can live in one process, each
+// on its own port.
 
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
+import { ApiKeyGuard, UNAUTHORIZED } from "./api-key.js";
 import { renderChatPrompt } from "./chat-template.js";
 import { Engine, type EngineConfig } from "./engine.js";
 import { type Dialect, EngineMetrics } from "./engine-metrics.js";
-import { errorBody, SimHttpError } from "./errors.js";
+import { SimHttpError } from "./errors.js";
 import { type FaultConfig, noFaults, parseFaultUpdate } from "./faults.js";
+import { Framing, type FramingOptions, VLLM_FRAMING } from "./framing.js";
+import { sendError, sendJson, sendText, withJsonBody } from "./http-io.js";
 import { type ApiKind, parseSimRequest, type SimRequest } from "./openai-request.js";
 import { OutputText } from "./output-text.js";
 import { RequestTimings } from "./request-timings.js";
 import { JsonSink, StreamSink } from "./response-sinks.js";
 import { StreamFrames } from "./responses.js";
 import { hashString, seededRandom } from "./rng.js";
+import {
+  baseModelRoot,
+  LoraAdapters,
+  loadLoraAdapter,
+  modelList,
+  unloadLoraAdapter,
+} from "./served-models.js";
 import { tokenize } from "./tokenizer.js";
 
 export type OutputLenDist = "max" | "uniform";
@@ -37,9 +49,17 @@ export interface ReplicaOptions {
   streamInterval?: number;
   faults?: Partial<FaultConfig>;
   maxBodyBytes?: number;
+  /**
+   * The version vLLM would report: the base model's `root` in /v1/models becomes `/models/<version>`,
+   * as vLLM reports the path it loaded (null: the model name).
+   */
+  modelVersion?: string | null;
+  /** vLLM's --api-key: every /v1 route needs `Authorization: Bearer <key>` (null: no key). */
+  apiKey?: string | null;
+  /** SSE line endings, `data:` spacing and JSON style (default: vLLM's). */
+  framing?: Partial<FramingOptions>;
 }
 
-const JSON_HEADERS = { "content-type": "application/json" };
 /**
  * Completion ids: a random prefix per process and a counter (24 hex digits, unique per process). A
  * `randomBytes` call per request was 7% of an instant replica's CPU at 1,000 streams/s.
@@ -58,10 +78,16 @@ export class SimReplica {
   faults: FaultConfig = noFaults();
   /** The engine's view of recently finished requests, by request id (GET /admin/requests). */
   readonly timings = new RequestTimings(100_000);
-  private readonly opts: Required<Omit<ReplicaOptions, "faults" | "engine">>;
+  private readonly opts: Required<
+    Omit<ReplicaOptions, "faults" | "engine" | "modelVersion" | "apiKey" | "framing">
+  >;
+  readonly framing: Framing;
+  readonly modelVersion: string | null;
   private readonly server: http.Server;
   private readonly random: () => number;
-  private readonly loras: Set<string>;
+  private readonly apiKey: ApiKeyGuard | null;
+  /** Adapters requests may name as their model (--lora-modules, then run-time loads). */
+  readonly loras: LoraAdapters;
   private readonly createdAt = Math.floor(Date.now() / 1000);
   private boundPort = 0;
   private listening = false;
@@ -84,6 +110,9 @@ export class SimReplica {
       maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
       streamInterval: Math.max(1, opts.streamInterval ?? 1),
     };
+    this.modelVersion = opts.modelVersion ?? null;
+    this.apiKey = opts.apiKey ? new ApiKeyGuard(opts.apiKey) : null;
+    this.framing = opts.framing ? new Framing(opts.framing) : VLLM_FRAMING;
     this.engine = new Engine(opts.engine);
     this.metrics = new EngineMetrics(this.engine, this.opts.dialect);
     this.engine.observer = {
@@ -93,7 +122,7 @@ export class SimReplica {
       },
     };
     this.random = seededRandom(this.opts.seed ^ hashString(opts.name));
-    this.loras = new Set(opts.engine.loraModules);
+    this.loras = new LoraAdapters(opts.engine.loraModules);
     this.server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.route(req, res));
     if (opts.faults) this.setFaults(opts.faults);
   }
@@ -133,11 +162,15 @@ export class SimReplica {
     });
   }
 
-  /** Like a dying engine process: every socket closes at once, nothing listens until a restart. */
+  /**
+   * Like a dying engine process: every socket closes at once, nothing listens until a restart, and
+   * adapters loaded at run time are gone (the --lora-modules ones are served again).
+   */
   crash(): void {
     this.crashes++;
     this.listening = false;
     this.engine.reset();
+    this.loras.restore();
     this.server.close();
     this.server.closeAllConnections();
     if (this.faults.restartAfterMs !== null) {
@@ -180,8 +213,11 @@ export class SimReplica {
   }
 
   private route(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const path = (req.url ?? "/").split("?", 1)[0];
+    const path = (req.url ?? "/").split("?", 1)[0] ?? "/";
     const m = req.method ?? "GET";
+    if (this.apiKey && !this.apiKey.admits(m, path, req.headers.authorization)) {
+      return this.sendJson(res, 401, UNAUTHORIZED);
+    }
     if (m === "POST" && path === "/v1/chat/completions") return this.completion("chat", req, res);
     if (m === "POST" && path === "/v1/completions") return this.completion("completion", req, res);
     if (m === "GET" && path === "/metrics") return this.serveMetrics(res);
@@ -193,6 +229,12 @@ export class SimReplica {
       return;
     }
     if (m === "GET" && path === "/v1/models") return this.sendJson(res, 200, this.models());
+    if (m === "POST" && path === "/v1/load_lora_adapter")
+      return this.withJson(req, res, (b) => sendText(res, loadLoraAdapter(this.engine.cfg, this.loras, b)));
+    if (m === "POST" && path === "/v1/unload_lora_adapter")
+      return this.withJson(req, res, (b) =>
+        sendText(res, unloadLoraAdapter(this.loras, this.engine.lora, b)),
+      );
     if (m === "GET" && path === "/version") return this.sendJson(res, 200, { version: "tokengate-sim" });
     if (m === "POST" && path === "/tokenize")
       return this.withJson(req, res, (b) => this.tokenizeEndpoint(b, res));
@@ -208,17 +250,7 @@ export class SimReplica {
 
   private models(): unknown {
     const cfg = this.engine.cfg;
-    const base = {
-      id: cfg.modelName,
-      object: "model",
-      created: this.createdAt,
-      owned_by: "vllm",
-      root: cfg.modelName,
-      parent: null,
-      max_model_len: cfg.maxModelLen,
-    };
-    const loras = cfg.loraModules.map((id) => ({ ...base, id, root: id, parent: cfg.modelName }));
-    return { object: "list", data: [base, ...loras] };
+    return modelList(cfg, this.loras, baseModelRoot(cfg.modelName, this.modelVersion), this.createdAt);
   }
 
   state(): Record<string, unknown> {
@@ -229,11 +261,16 @@ export class SimReplica {
       listening: this.listening,
       profile: e.cfg.profileName,
       model: e.cfg.modelName,
+      modelVersion: this.modelVersion,
+      apiKey: this.apiKey !== null,
+      framing: this.framing.options,
       running: e.numRunning,
       waiting: e.numWaiting,
       kvCacheUsage: e.kv.usage(),
       cachedBlocks: e.kv.numCachedBlocks,
+      loraAdapters: this.loras.names(),
       residentLoras: e.lora.residentAdapters(),
+      loraLoads: e.lora.loads,
       stats: e.stats,
       faults: this.faults,
       crashes: this.crashes,
@@ -367,7 +404,7 @@ export class SimReplica {
       ? new StreamSink(
           this,
           res,
-          new StreamFrames(kind, id, model, created),
+          new StreamFrames(kind, id, model, created, this.framing),
           text,
           r.includeUsage,
           requestId,
@@ -391,45 +428,15 @@ export class SimReplica {
   }
 
   private withJson(req: http.IncomingMessage, res: http.ServerResponse, fn: (body: unknown) => void): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > this.opts.maxBodyBytes) tooLarge = true;
-      else chunks.push(c);
-    });
-    req.on("end", () => {
-      if (tooLarge)
-        return this.sendError(
-          res,
-          new SimHttpError(413, `request body exceeds ${this.opts.maxBodyBytes} bytes`),
-        );
-      let body: unknown;
-      try {
-        body = chunks.length === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      } catch (err) {
-        return this.sendError(res, new SimHttpError(400, `JSON decode error: ${(err as Error).message}`));
-      }
-      try {
-        fn(body);
-      } catch (err) {
-        this.sendError(res, err);
-      }
-    });
-    req.on("error", () => res.destroy());
+    withJsonBody(req, res, this.framing, this.opts.maxBodyBytes, fn);
   }
 
   sendJson(res: http.ServerResponse, status: number, value: unknown): void {
-    if (res.headersSent || res.destroyed) return;
-    res.writeHead(status, JSON_HEADERS).end(JSON.stringify(value));
+    sendJson(res, this.framing, status, value);
   }
 
   sendError(res: http.ServerResponse, err: unknown): void {
-    if (res.headersSent || res.destroyed) return;
-    const e =
-      err instanceof SimHttpError ? err : new SimHttpError(500, (err as Error)?.message ?? String(err));
-    res.writeHead(e.status, { ...JSON_HEADERS, ...e.headers }).end(errorBody(e.status, e.message, e.param));
+    sendError(res, this.framing, err);
   }
 }
 

@@ -6,9 +6,10 @@ import type http from "node:http";
 import type { EngineMetrics } from "./engine-metrics.js";
 import type { EngineRequest, FinishReason, RequestSink } from "./engine-request.js";
 import type { FaultConfig } from "./faults.js";
+import type { Framing } from "./framing.js";
 import type { ApiKind } from "./openai-request.js";
 import type { OutputText } from "./output-text.js";
-import { fullResponse, makeUsage, StreamFrames } from "./responses.js";
+import { fullResponse, makeUsage, type StreamFrames } from "./responses.js";
 
 /** `Server-Timing` with the engine's view of the request: queue, prefill and decode, in ms. */
 export function serverTiming(r: EngineRequest): string {
@@ -19,10 +20,11 @@ export function serverTiming(r: EngineRequest): string {
   );
 }
 
-/** What a sink reads of its replica: the metrics it feeds and the faults in force now. */
+/** What a sink reads of its replica: the metrics it feeds, the faults in force now, its framing. */
 export interface SinkReplica {
   readonly metrics: EngineMetrics;
   readonly faults: FaultConfig;
+  readonly framing: Framing;
 }
 
 export class StreamSink implements RequestSink {
@@ -95,7 +97,7 @@ export class StreamSink implements RequestSink {
     if (this.includeUsage) {
       tail += this.frames.usageFrame(makeUsage(req.promptLen, req.outputLen, req.cachedTokens));
     }
-    tail += StreamFrames.done();
+    tail += this.frames.done();
     const end = () => {
       if (this.res.destroyed) return;
       this.res.addTrailers({ "Server-Timing": serverTiming(req) });
@@ -153,6 +155,7 @@ export class JsonSink implements RequestSink {
       this.pieces.join(""),
       reason,
       usage,
+      this.replica.framing,
     );
     this.res.writeHead(200, {
       "content-type": "application/json",
@@ -160,6 +163,5 @@ export class JsonSink implements RequestSink {
       "server-timing": serverTiming(req),
     });
     this.res.end(body);
-    void this.replica;
   }
 }
