@@ -21,10 +21,12 @@ async function replica(
   loras: string[],
   profile = "instant",
   maxLoras = 2,
+  modelVersion: string | null = null,
 ): Promise<SimReplica> {
   const r = new SimReplica({
     name,
     port: 0,
+    modelVersion,
     engine: makeEngineConfig(profile, "base-8b", { maxModelLen: 8192, loraModules: loras, maxLoras }),
     seed: 1,
   });
@@ -339,6 +341,58 @@ spec:
       const version = response.headers.get("x-ai-model-version");
       const endpoint = response.headers.get("x-ai-endpoint");
       assert.equal(endpoint, version === "base-8b-v2" ? "v2-0" : "v1-0");
+    }
+  });
+});
+
+describe("versions the engines report", () => {
+  let rig: Rig;
+  before(async () => {
+    // Both engines are configured alike; only their /v1/models (root /models/<version>) tells them apart.
+    const reps = [
+      await replica("r-old", [], "instant", 1, "base-8b-0610"),
+      await replica("r-new", [], "instant", 1, "base-8b-0615"),
+    ];
+    const pools = `
+apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: rooted }
+spec:
+  engine: vllm
+  model: base-8b
+  models: { versionFrom: root }
+  endpoints: [${reps.map((r) => `{ url: "${r.url}", name: ${r.name} }`).join(", ")}]
+  metrics: { intervalMs: 100 }
+  health: { intervalMs: 100 }
+`;
+    const route = `${ROUTE_HEAD}
+    rolled-back:
+      defaultPool: rooted
+      defaultVersion: base-8b-0610
+      rollbackFrom: base-8b-0615
+      pools: [{ name: rooted, maxInputTokens: 8192, maxOutputTokens: 256 }]
+`;
+    rig = await startRig(
+      pools,
+      route,
+      reps.map((r) => () => r.stop()),
+    );
+  });
+  after(() => rig.stop());
+
+  it("reads each engine's version from its /v1/models root and serves a pin only from it", async () => {
+    const eps = [...rig.gw.pools.values()][0]!.endpoints;
+    assert.deepEqual(
+      eps.map((e) => [e.name, e.modelVersion]),
+      [
+        ["r-old", "base-8b-0610"],
+        ["r-new", "base-8b-0615"],
+      ],
+    );
+    for (let i = 0; i < 20; i++) {
+      const { response } = await ask(rig.client, "rolled-back");
+      assert.equal(response.headers.get("x-ai-endpoint"), "r-old");
+      assert.equal(response.headers.get("x-ai-model-version"), "base-8b-0610");
     }
   });
 });
