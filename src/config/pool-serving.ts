@@ -16,14 +16,18 @@ export const ADAPTER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
  * @example
  * ```yaml
  * loraAdapters:
- *   - support-tone-v1            # registered with the engines (--lora-modules, or loaded at run time)
- *   - { name: support-tone-v2 }
+ *   - support-tone-v1                                          # the engines were started with it
+ *   - { name: support-tone-v2, path: /adapters/support-tone-v2 }   # the gateway registers it where missing
  * ```
- * The gateway does not load adapters itself yet: an engine whose /v1/models does not list an adapter
- * is not sent requests for it.
  */
 export interface LoraAdapterConfig {
   readonly name: string;
+  /**
+   * Where an engine loads it from: the gateway registers the adapter (`POST /v1/load_lora_adapter`,
+   * vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING) on an engine whose /v1/models does not list it, before
+   * the first request for it there. null: only engines that list it are sent its requests.
+   */
+  readonly path: string | null;
 }
 
 /** `spec.upstreamAuth`: the bearer key the engines require; never logged, never the caller's. */
@@ -59,6 +63,7 @@ export function parseLoraAdapters(spec: FieldReader, issues: IssueList): LoraAda
   items.forEach((item, i) => {
     const path = spec.at("loraAdapters", i);
     let name: string | undefined;
+    let from: string | null = null;
     if (typeof item === "string") {
       name = checkName(item, path, issues);
     } else {
@@ -68,6 +73,7 @@ export function parseLoraAdapters(spec: FieldReader, issues: IssueList): LoraAda
         pattern: ADAPTER_PATTERN,
         patternHint: "letters, digits, '.', '_', ':', '/' and '-'",
       });
+      from = f?.string("path") ?? null;
       f?.done();
     }
     if (name === undefined) return;
@@ -75,7 +81,7 @@ export function parseLoraAdapters(spec: FieldReader, issues: IssueList): LoraAda
       issues.error(path, `adapter ${JSON.stringify(name)} is listed twice`);
       return;
     }
-    out.push({ name });
+    out.push({ name, path: from });
   });
   return out;
 }

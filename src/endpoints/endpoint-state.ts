@@ -257,6 +257,9 @@ export class EndpointState {
   private setHealth(status: HealthStatus): HealthStatus {
     // Back from down: the engine may have restarted, and then it holds no adapter.
     if (status === "healthy" && this.healthStatus === "unhealthy") this.adapterRecord.clear();
+    // Down: it may come back without the adapters registered at run time; /v1/models is read again on
+    // recovery, and until then the gateway registers an adapter again before using it.
+    if (status === "unhealthy" && this.servedAdapters !== null) this.servedAdapters = new Set();
     this.healthStatus = status;
     this.healthy = status === "healthy";
     return status;

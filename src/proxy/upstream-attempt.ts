@@ -48,7 +48,8 @@ export type AttemptOutcome =
     }
   | {
       kind: "retryable";
-      reason: "connect" | "timeout" | "status" | "reset";
+      /** `adapter`: the LoRA adapter could not be registered on the engine (forward.ts), nothing sent. */
+      reason: "connect" | "timeout" | "status" | "reset" | "adapter";
       status: number | null;
       detail: string;
     }

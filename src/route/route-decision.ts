@@ -51,6 +51,8 @@ export interface RouteDecision {
   /** The version expected: the target's, else the pool's; the log shows what the endpoint ran. */
   readonly modelVersion: string;
   readonly target: RouteTarget;
+  /** Where the chosen pool loads the target's adapter from (`loraAdapters[].path`); null: not loadable. */
+  readonly adapterPath: string | null;
   /** Estimated input tokens for the chosen pool's model. */
   readonly inputTokens: number;
   /** The route config version the decision was made with. */

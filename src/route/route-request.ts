@@ -90,6 +90,10 @@ export function routeRequest(
     baseModel: upstream.model,
     modelVersion: target.modelVersion ?? upstream.modelVersion,
     target,
+    adapterPath:
+      target.adapter === null
+        ? null
+        : (upstream.loraAdapters.find((a) => a.name === target.adapter)?.path ?? null),
     inputTokens: tokens(pool),
     configVersion: config.version,
     rule: chosen.rule?.name ?? null,

@@ -177,16 +177,18 @@ function recordPlan(rec: RequestRecord, logPrompts: boolean, make: () => Request
 
 /**
  * The pool's endpoints that can serve the plan's target: its version (a pinned version is never served
- * by another) and its adapter (registered on the engine, or loadable). None: a clear error now.
+ * by another) and its adapter (registered on the engine, or with a `path` the gateway registers it
+ * from). None: a clear error now.
  */
 function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): EndpointState[] {
   const { decision } = plan;
   const version = decision.target.modelVersion;
   const adapter = decision.target.adapter;
+  const loadable = adapter !== null && decision.adapterPath !== null;
   const serving = pool.endpoints.filter(
     (e) =>
       (version === null || e.modelVersion === version) &&
-      (adapter === null || e.servedAdapters === null || e.servedAdapters.has(adapter)),
+      (adapter === null || loadable || e.servedAdapters === null || e.servedAdapters.has(adapter)),
   );
   if (serving.length > 0) return serving;
   if (version !== null && !pool.endpoints.some((e) => e.modelVersion === version)) {

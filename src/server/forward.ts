@@ -69,31 +69,33 @@ export async function forward(ctx: ForwardContext, first: Placement): Promise<Fo
     inflight.inc();
     let outcome: AttemptOutcome;
     try {
-      outcome = await attemptUpstream(
-        gw.dispatcher(ep),
-        {
-          url: ep.url,
-          path: API_PATHS[plan.profile.kind],
-          body: plan.upstreamBody,
-          stream: plan.profile.stream,
-          clientWantsUsage: plan.profile.includeUsage,
-          responseHeaders: {
-            "x-ai-route-pool": decision.pool,
-            "x-ai-route-reason": decision.reason,
-            "x-ai-model-version": rec.modelVersion,
-            "x-ai-endpoint": ep.name,
+      outcome =
+        (await registerAdapter(ctx, ep)) ??
+        (await attemptUpstream(
+          gw.dispatcher(ep),
+          {
+            url: ep.url,
+            path: API_PATHS[plan.profile.kind],
+            body: plan.upstreamBody,
+            stream: plan.profile.stream,
+            clientWantsUsage: plan.profile.includeUsage,
+            responseHeaders: {
+              "x-ai-route-pool": decision.pool,
+              "x-ai-route-reason": decision.reason,
+              "x-ai-model-version": rec.modelVersion,
+              "x-ai-endpoint": ep.name,
+            },
+            traceId: rec.traceId,
+            upstreamHeaders: ep.authorization
+              ? { ...ctx.upstreamHeaders, authorization: ep.authorization }
+              : ctx.upstreamHeaders,
+            timeouts,
+            onFirstToken: ctx.onFirstToken,
+            beforeFirstWrite: ctx.beforeFirstWrite,
           },
-          traceId: rec.traceId,
-          upstreamHeaders: ep.authorization
-            ? { ...ctx.upstreamHeaders, authorization: ep.authorization }
-            : ctx.upstreamHeaders,
-          timeouts,
-          onFirstToken: ctx.onFirstToken,
-          beforeFirstWrite: ctx.beforeFirstWrite,
-        },
-        ctx.res,
-        ctx.clientGone,
-      );
+          ctx.res,
+          ctx.clientGone,
+        ));
     } finally {
       placement.lease.release();
       inflight.dec();
@@ -119,7 +121,8 @@ export async function forward(ctx: ForwardContext, first: Placement): Promise<Fo
           ),
         };
       case "retryable": {
-        ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
+        if (outcome.reason !== "adapter")
+          ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
         rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
         tried.add(ep);
         if (rec.attempts < maxAttempts && pool.retryBudget.tryRetry()) {
@@ -151,6 +154,22 @@ export async function forward(ctx: ForwardContext, first: Placement): Promise<Fo
       }
     }
   }
+}
+
+/**
+ * An engine that does not list the request's adapter first registers it (once, however many requests
+ * wait). A failed registration is a failed attempt: the request goes to another endpoint, and the
+ * engine, which may serve everything else well, is not ejected for it.
+ */
+async function registerAdapter(ctx: ForwardContext, ep: EndpointState): Promise<AttemptOutcome | null> {
+  const { adapter } = ctx.plan.decision.target;
+  const path = ctx.plan.decision.adapterPath;
+  if (adapter === null || path === null) return null;
+  const loading = ctx.gw.adapterLoader.ensure(ctx.gw.dispatcher(ep), ep, adapter, path);
+  if (loading === null) return null;
+  const r = await loading;
+  if (r.ok) return null;
+  return { kind: "retryable", reason: "adapter", status: null, detail: r.detail };
 }
 
 function recordPick(rec: RequestRecord, placement: Placement): void {

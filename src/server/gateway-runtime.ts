@@ -3,6 +3,7 @@
 
 import type { Dispatcher } from "undici";
 import type { GatewayConfigSet } from "../config/config-set.js";
+import type { AdapterLoader } from "../endpoints/adapter-loader.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { Lease } from "../endpoints/lease.js";
 import type { FlowControl } from "../flow/flow-control.js";
@@ -45,6 +46,8 @@ export interface GatewayRuntime {
   readonly log: RequestLog;
   readonly identifier: Identifier;
   readonly correction: TokenCorrection;
+  /** Registers adapters on engines that lack them (pools whose loraAdapters name a path). */
+  readonly adapterLoader: AdapterLoader;
   readonly flow: FlowControl<Placement>;
   /** The drain's deadline passed and the connections still open are being cut (logged as `shutdown`). */
   readonly cutting: boolean;

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { Pool } from "undici";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
+import { AdapterLoader } from "../endpoints/adapter-loader.js";
 import { EndpointState } from "../endpoints/endpoint-state.js";
 import { EndpointMonitor } from "../endpoints/scraper.js";
 import { GatewayError } from "../errors/gateway-error.js";
@@ -44,6 +45,9 @@ export class Gateway implements GatewayRuntime {
   readonly log: RequestLog;
   readonly identifier: Identifier;
   readonly correction = new TokenCorrection();
+  readonly adapterLoader = new AdapterLoader((ep, adapter) =>
+    this.log.event("endpoint.adapter-registered", { pool: ep.pool, endpoint: ep.name, adapter }),
+  );
   readonly monitor: EndpointMonitor;
   readonly flow: FlowControl<Placement>;
   private readonly dispatchers = new Map<string, Pool>();

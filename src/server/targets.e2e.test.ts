@@ -37,6 +37,7 @@ async function replica(
 interface Rig {
   gw: Gateway;
   lines: RequestLogLine[];
+  events: { event: string; fields: Record<string, unknown> }[];
   client: OpenAI;
   stop(): Promise<void>;
 }
@@ -56,6 +57,8 @@ spec:
   const gw = new Gateway(loaded.config, { logDestination: "none" });
   const lines: RequestLogLine[] = [];
   gw.log.listener = (l) => lines.push(l);
+  const events: Rig["events"] = [];
+  gw.log.eventListener = (event, fields) => events.push({ event, fields });
   await gw.start();
   const endpoints = [...gw.pools.values()].flatMap((p) => p.endpoints);
   for (const end = Date.now() + 15_000; Date.now() < end; ) {
@@ -66,6 +69,7 @@ spec:
   return {
     gw,
     lines,
+    events,
     client,
     stop: async () => {
       await gw.stop();
@@ -270,6 +274,63 @@ spec:
     } finally {
       stop.abort();
     }
+  });
+});
+
+describe("adapters the gateway registers", () => {
+  let rig: Rig;
+  let reps: SimReplica[];
+  before(async () => {
+    // Engines with LoRA enabled but started without the adapter: the pool says where it loads from.
+    reps = [await replica("bare-0", [], "instant", 2), await replica("bare-1", [], "instant", 2)];
+    const pools = `
+apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: runtime }
+spec:
+  engine: vllm
+  model: base-8b
+  loraAdapters: [{ name: tone-x, path: /adapters/tone-x }, tone-listed]
+  endpoints: [${reps.map((r) => `{ url: "${r.url}", name: ${r.name} }`).join(", ")}]
+  metrics: { intervalMs: 100 }
+  health: { intervalMs: 100 }
+`;
+    const route = `${ROUTE_HEAD}
+    runtime:
+      defaultPool: runtime
+      pools: [{ name: runtime, maxInputTokens: 8192, maxOutputTokens: 256 }]
+`;
+    rig = await startRig(
+      pools,
+      route,
+      reps.map((r) => () => r.stop()),
+    );
+  });
+  after(() => rig.stop());
+
+  it("registers an adapter on an engine that lacks it, once however many requests wait", async () => {
+    const served = await Promise.all(Array.from({ length: 8 }, () => ask(rig.client, "tone-x")));
+    for (const { data } of served) assert.equal(data.model, "tone-x");
+    const used = new Set(served.map((s) => s.response.headers.get("x-ai-endpoint")));
+    const registered = rig.events.filter((e) => e.event === "endpoint.adapter-registered");
+    assert.equal(registered.length, used.size, "one registration per engine used");
+    for (const name of used) {
+      const r = reps.find((x) => x.name === name)!;
+      const models = (await (await fetch(`${r.url}/v1/models`)).json()) as { data: { id: string }[] };
+      assert.ok(
+        models.data.some((m) => m.id === "tone-x"),
+        `${name} lists tone-x now`,
+      );
+    }
+  });
+
+  it("does not send an adapter without a path to engines that do not list it", async () => {
+    await assert.rejects(ask(rig.client, "tone-listed"), (err: InstanceType<typeof OpenAI.APIError>) => {
+      assert.equal(err.status, 503);
+      assert.equal(err.code, "no_healthy_endpoint");
+      assert.match(err.message, /no endpoint has adapter tone-listed registered/);
+      return true;
+    });
   });
 });
 
