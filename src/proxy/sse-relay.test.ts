@@ -122,8 +122,8 @@ describe("SSE relay", () => {
       2,
     ).split("\n");
     const stream =
-      "\uFEFF: hello\n\n" +
-      'event: message\nid: 1\nretry: 1000\ndata:{"choices":[{"delta":{"content":"x"}}]}\n\n' +
+      '\uFEFFdata:{"choices":[{"delta":{"content":"x"}}]}\nevent: message\nid: 1\nretry: 1000\n\n' +
+      ": hello\n\n" +
       ": ping - 2024-01-01\r\n\r\n" +
       `${pretty.map((l) => `data: ${l}`).join("\n")}\n\n` +
       "data\n\n" +
@@ -148,6 +148,11 @@ describe("SSE relay", () => {
         `chunks of ${size}`,
       );
     }
+  });
+
+  it("leaves a BOM in place when the first event is dropped", () => {
+    const stream = '\uFEFFdata: {"choices": [], "usage": {"prompt_tokens": 1}}\n\ndata: [DONE]\n\n';
+    assert.equal(run([stream]).out.join(""), "\uFEFFdata: [DONE]\n\n");
   });
 
   it("does not dispatch an unterminated last event, and passes its bytes on at the end", () => {

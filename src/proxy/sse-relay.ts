@@ -126,7 +126,8 @@ export class SseRelay {
       let start = p;
       if (this.atStreamStart) {
         this.atStreamStart = false;
-        if (buf[p] === 0xef && buf[p + 1] === 0xbb && buf[p + 2] === 0xbf) start += 3;
+        // The BOM is no part of the first event: it goes out at once (a dropped first event leaves it).
+        if (buf[p] === 0xef && buf[p + 1] === 0xbb && buf[p + 2] === 0xbf) cut = eventStart = start += 3;
       }
       if (start === t) {
         // A blank line: the event (if it has data) is dispatched, and its frame is complete.
