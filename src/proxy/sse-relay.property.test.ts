@@ -203,7 +203,9 @@ function generate(r: Rng): Generated {
   }
   if (r() < 0.15) {
     between();
-    event(encode({ error: { message: "engine failed", type: "server_error", param: null, code: 500 } }));
+    const error = { message: "engine failed", type: "server_error", param: null, code: 500 };
+    // Only the first is an error event: `{"error": …}` with a value.
+    event(encode(pick(r, [{ error }, { error }, { error: null }, { id: "x", error }])));
   }
   if (r() < 0.75) {
     between();
@@ -299,7 +301,7 @@ function reference(bytes: Buffer): Reference {
       ref.usage = o.usage;
       ref.usageEvents++;
     }
-    if (o.error != null && ref.error === null) ref.error = d;
+    if (Object.keys(o)[0] === "error" && o.error != null && ref.error === null) ref.error = d;
   });
   return ref;
 }

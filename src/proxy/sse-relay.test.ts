@@ -171,7 +171,8 @@ describe("SSE relay", () => {
     const notErrors = run([
       token("error") +
         'data: {"choices":[{"delta":{"content":"\\"error\\": 1"}}]}\n\n' +
-        'data: {"error": null}\n\n',
+        'data: {"error": null}\n\n' +
+        'data: {"id": "c", "error": {"message": "not the first key"}}\n\n',
     ]);
     assert.equal(notErrors.relay.upstreamError, null);
   });

@@ -8,9 +8,10 @@
 // usage event sits between others); an incomplete one waits for its blank line. The gateway must know
 // four things of the stream — the first event carrying generated text (TTFT), the usage event (read,
 // and dropped when the caller did not ask for it), [DONE], and an error event — and finds them without
-// parsing every event's JSON: whitespace-tolerant byte searches over each chunk pick the candidate
-// events (a key, then whitespace, a colon, whitespace and the value's first byte), and only those are
-// parsed (the usage object alone; the first-content candidate and an error candidate whole).
+// parsing every event's JSON: [DONE] and `{"error"` are checked in place at the data's start; a
+// whitespace-tolerant byte search over each chunk (a key, then whitespace, a colon, whitespace and the
+// value's first byte) picks the usage and first-content candidates, and only those are parsed (the
+// usage object alone; the first-content candidate whole, to check where its text sits).
 
 import { skipJsonSpace, valueAfterKey } from "./json-bytes.js";
 import { type StreamUsage, usageOf } from "./usage.js";
@@ -24,13 +25,15 @@ const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
-// The byte patterns searched for, by index into the per-chunk cache of their next occurrence.
+// The keys searched for, by index into the per-chunk cache of their next occurrence. Each is searched
+// without its opening quote (checked after): a search runs from its first byte, and a quote is every
+// few bytes in JSON (a 1.5 KB chunk took 1.7 µs to search for `"usage"`, 0.3 µs for `usage"`).
 const CONTENT = 0;
 const TEXT = 1;
 const USAGE = 2;
 const CHOICES = 3;
-const ERROR = 4;
-const PATTERNS = ['"content"', '"text"', '"usage"', '"choices"', '"error"'].map((p) => Buffer.from(p));
+const PATTERNS = ['content"', 'text"', 'usage"', 'choices"'].map((p) => Buffer.from(p));
+const ERROR = Buffer.from('"error"');
 const DONE = Buffer.from("[DONE]");
 
 // What the CR that ended the previous chunk ended; an LF opening the next chunk belongs to it.
@@ -72,7 +75,7 @@ export class SseRelay {
   private nextLf = -2;
   private nextCr = -2;
   private searchFrom = 0;
-  private readonly hits = [-2, -2, -2, -2, -2];
+  private readonly hits = [-2, -2, -2, -2];
 
   constructor(
     private readonly keepUsageFrame: boolean,
@@ -229,12 +232,7 @@ export class SseRelay {
     const first = skipJsonSpace(b, start, end);
     if (first === end) return false;
     if (b[first] === OPEN_BRACKET) {
-      if (
-        !this.sawDone &&
-        first + DONE.length <= end &&
-        b.compare(DONE, 0, DONE.length, first, first + DONE.length) === 0
-      )
-        this.sawDone = true;
+      if (!this.sawDone && bytesAt(b, first, end, DONE)) this.sawDone = true;
       return false;
     }
     if (b[first] !== OPEN_BRACE) return false;
@@ -251,10 +249,8 @@ export class SseRelay {
       if (usage) this.usage = usage;
       drop = !this.keepUsageFrame;
     }
-    if (this.upstreamError === null && this.keyed(b, ERROR, first, end) >= 0) {
-      const text = b.toString("utf8", start, end);
-      if (isErrorObject(text)) this.upstreamError = text;
-    }
+    if (this.upstreamError === null && isErrorEvent(b, first, end))
+      this.upstreamError = b.toString("utf8", start, end);
     return drop;
   }
 
@@ -301,12 +297,13 @@ export class SseRelay {
   }
 
   /**
-   * The start of the value of the next `pattern` key (a quoted name followed by a colon) found at or
-   * after `from` and before `to`; -1 if none.
+   * The start of the value of the next `pattern` key (the quoted name followed by a colon) found after
+   * `from` and before `to`; -1 if none.
    */
   private keyed(b: Buffer, pattern: number, from: number, to: number): number {
     const key = PATTERNS[pattern]!;
-    for (let at = this.find(b, pattern, from, to); at >= 0; at = this.find(b, pattern, at + 1, to)) {
+    for (let at = this.find(b, pattern, from + 1, to); at >= 0; at = this.find(b, pattern, at + 1, to)) {
+      if (b[at - 1] !== QUOTE) continue;
       const v = valueAfterKey(b, at + key.length, to);
       if (v >= 0) return v;
     }
@@ -341,13 +338,26 @@ function joinData(b: Buffer, ranges: number[]): Buffer {
   return out;
 }
 
-function isErrorObject(text: string): boolean {
+/**
+ * An error event, `{"error": …}`: an object whose first key is "error" (checked in place, no search),
+ * parsed to check its value is not null.
+ */
+function isErrorEvent(b: Buffer, open: number, to: number): boolean {
+  const key = skipJsonSpace(b, open + 1, to);
+  if (!bytesAt(b, key, to, ERROR) || valueAfterKey(b, key + ERROR.length, to) < 0) return false;
   try {
-    const parsed = JSON.parse(text) as { error?: unknown } | null;
+    const parsed = JSON.parse(b.toString("utf8", open, to)) as { error?: unknown } | null;
     return parsed !== null && typeof parsed === "object" && parsed.error != null;
   } catch {
     return false;
   }
+}
+
+/** Whether `pattern` sits at `at` (ending by `to`); a loop, cheaper than Buffer.compare's checks. */
+function bytesAt(b: Buffer, at: number, to: number, pattern: Buffer): boolean {
+  if (at + pattern.length > to) return false;
+  for (let i = 0; i < pattern.length; i++) if (b[at + i] !== pattern[i]) return false;
+  return true;
 }
 
 const EMPTY = Buffer.alloc(0);
