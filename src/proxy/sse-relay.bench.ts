@@ -120,7 +120,9 @@ async function main(): Promise<void> {
       const ns = relays.map(() => [] as number[]);
       for (const [, R] of relays) time(R, chunks, fs.length, 200); // warm-up
       for (let round = 0; round < rounds; round++)
-        relays.forEach(([, R], i) => ns[i]!.push(time(R, chunks, fs.length, 300)));
+        relays.forEach(([, R], i) => {
+          ns[i]!.push(time(R, chunks, fs.length, 300));
+        });
       relays.forEach(([label, R], i) => {
         const n = ns[i]!;
         process.stdout.write(
