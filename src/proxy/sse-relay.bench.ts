@@ -2,7 +2,9 @@
 // `node dist/proxy/sse-relay.bench.js [other-relay.js]` pushes whole chat streams (a role frame, 256
 // token frames, the usage frame, [DONE]) through the relay, in chunks of 1 and of 8 frames, as vLLM
 // writes them (LF, compact JSON) and as an sse-starlette server with Python's json.dumps does (CRLF,
-// `"key": value`), and prints the relay's CPU time per frame. Given the path of another compiled module
+// `"key": value`), and as a reasoning model's stream is (every token a `reasoning_content` delta, the
+// answer's one token last: the first-content search runs on every frame), and prints the relay's CPU
+// time per frame. Given the path of another compiled module
 // exporting an SseRelay with the same constructor and push()/rest() (an older version, say), it times
 // that one too, alternately with this one, on the same chunks.
 
@@ -31,8 +33,16 @@ function python(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** The frames of one chat stream, vLLM's shape; `crlfPython`: CRLF line ends and json.dumps spacing. */
-function frames(crlfPython: boolean): string[] {
+type Shape = "vllm" | "starlette" | "reasoning";
+const SHAPES: Record<Shape, string> = {
+  vllm: "LF, compact JSON (vLLM)",
+  starlette: "CRLF, Python JSON spacing (sse-starlette)",
+  reasoning: "LF, compact JSON, reasoning deltas before the one content token",
+};
+
+/** The frames of one chat stream, vLLM's shape; starlette: CRLF line ends and json.dumps spacing. */
+function frames(shape: Shape): string[] {
+  const crlfPython = shape === "starlette";
   const head = {
     id: "chatcmpl-1",
     object: "chat.completion.chunk",
@@ -51,9 +61,8 @@ function frames(crlfPython: boolean): string[] {
   for (let i = 0; i < TOKENS; i++) {
     const content = ` ${WORDS[(i * 7) % WORDS.length]}`;
     const finish = i === TOKENS - 1 ? "stop" : null;
-    out.push(
-      frame({ ...head, choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: finish }] }),
-    );
+    const delta = shape === "reasoning" && i < TOKENS - 1 ? { reasoning_content: content } : { content };
+    out.push(frame({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] }));
   }
   const usage = { prompt_tokens: 812, total_tokens: 812 + TOKENS, completion_tokens: TOKENS };
   out.push(
@@ -108,10 +117,10 @@ async function main(): Promise<void> {
     relays.push([other, mod.SseRelay]);
   }
   const rounds = 5;
-  for (const crlfPython of [false, true]) {
-    const fs = frames(crlfPython);
+  for (const shape of Object.keys(SHAPES) as Shape[]) {
+    const fs = frames(shape);
     const bytes = fs.reduce((s, f) => s + Buffer.byteLength(f), 0);
-    const name = crlfPython ? "CRLF, Python JSON spacing" : "LF, compact JSON (vLLM)";
+    const name = SHAPES[shape];
     process.stdout.write(
       `${name}: ${fs.length} frames, ${Math.round(bytes / fs.length)} bytes a frame on average\n`,
     );
