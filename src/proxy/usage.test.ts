@@ -31,4 +31,25 @@ describe("usage from a completion body", () => {
     );
     assert.deepEqual(usageOf(frame), { prompt_tokens: 5, completion_tokens: 2 });
   });
+
+  it("reads any JSON spacing around the key, colon and object", () => {
+    const usage = { prompt_tokens: 7, completion_tokens: 1 };
+    for (const text of [
+      '{"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 1}}',
+      '{"choices":[],"usage" :\t{ "prompt_tokens" : 7 , "completion_tokens" : 1 }}',
+      JSON.stringify({ choices: [], usage }, null, 2),
+      JSON.stringify({ choices: [], usage }, null, "\t").replace(/\n/g, "\r\n"),
+    ])
+      assert.deepEqual(usageOf(Buffer.from(text)), usage, text);
+  });
+
+  it('passes over a quoted "usage" that is a value, and braces inside strings', () => {
+    assert.deepEqual(usageOf(Buffer.from('{"usage": {"prompt_tokens": 2, "note": "} {"}, "tag": "usage"}')), {
+      prompt_tokens: 2,
+      note: "} {",
+    });
+    assert.equal(usageOf(Buffer.from('{"tag": "usage"}')), null);
+    assert.equal(usageOf(Buffer.from('{"usage": null, "tag": "usage"}')), null);
+    assert.equal(usageOf(Buffer.from('"usage"')), null);
+  });
 });

@@ -1,5 +1,8 @@
 // The token usage an engine reports, read from a completion body or from a stream's usage frame without
-// parsing the rest: a body can be long, and only `usage` settles the gateway's accounting.
+// parsing the rest: a body can be long, and only `usage` settles the gateway's accounting. Any JSON
+// spacing is read (`"usage":{` as vLLM writes it, `"usage": {` as Python's json.dumps does, newlines).
+
+import { objectEnd, valueAfterKey } from "./json-bytes.js";
 
 export interface StreamUsage {
   prompt_tokens?: number;
@@ -7,28 +10,26 @@ export interface StreamUsage {
   prompt_tokens_details?: { cached_tokens?: number } | null;
 }
 
-const KEY = Buffer.from('"usage":');
+const KEY = Buffer.from('"usage"');
+const OPEN = 0x7b; // {
 
 /**
- * The last `"usage":{…}` object in `body` (from the brace to its balanced closing one), parsed on its
- * own. null when absent, null-valued, cut off or malformed.
+ * The last `"usage": {…}` object in `body` (from the brace to its balanced closing one), parsed on its
+ * own. null when absent, null-valued, cut off or malformed. A quoted "usage" with no colon after it is a
+ * value, not the key, and is passed over.
  */
 export function usageOf(body: Buffer): StreamUsage | null {
-  const key = body.lastIndexOf(KEY);
-  if (key < 0) return null;
-  let start = key + KEY.length;
-  while (body[start] === 0x20) start++;
-  if (body[start] !== 0x7b) return null; // {
-  let depth = 0;
-  for (let i = start; i < body.length; i++) {
-    const c = body[i];
-    if (c === 0x7b) depth++;
-    else if (c === 0x7d && --depth === 0) {
-      try {
-        return JSON.parse(body.toString("utf8", start, i + 1)) as StreamUsage;
-      } catch {
-        return null;
-      }
+  const to = body.length;
+  for (let key = body.lastIndexOf(KEY); key >= 0; key = key > 0 ? body.lastIndexOf(KEY, key - 1) : -1) {
+    const value = valueAfterKey(body, key + KEY.length, to);
+    if (value < 0) continue;
+    if (body[value] !== OPEN) return null;
+    const end = objectEnd(body, value, to);
+    if (end < 0) return null;
+    try {
+      return JSON.parse(body.toString("utf8", value, end)) as StreamUsage;
+    } catch {
+      return null;
     }
   }
   return null;
