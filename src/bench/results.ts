@@ -1,5 +1,5 @@
-// The shape of results.json, stable so scripts can compare runs. Documented in the README ("Benchmark
-// results"); add fields, never rename or remove them.
+// The shape of results.json, stable so scripts can compare runs. Documented in docs/benchmarks.md
+// ("results.json"); add fields, never rename or remove them.
 
 import type { PriorityMode } from "./router-priority.js";
 

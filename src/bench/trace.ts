@@ -1,5 +1,5 @@
 // The workload trace: one JSON object per line, one request per object. Scenarios generate traces;
-// users replay their own. Documented in the README ("Trace format"); keep this file and that text in step.
+// users replay their own. Documented in docs/benchmarks.md ("Trace format"); keep this file and that text in step.
 
 /** One request of a workload. Times are ms from the start of the run. */
 export interface TraceRequest {
