@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import type { StickyBy } from "../config/route-types.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
 import type { PickRequest } from "../picker/framework/types.js";
 import { promptHashesFor, sessionHeader } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest, type RequestProfile } from "../profile/request-profile.js";
@@ -121,8 +122,8 @@ function pickRequestOf(
   headers: IncomingHttpHeaders,
 ): PickRequest {
   const picker = config.pickers.get(decision.pool);
-  const session = picker ? sessionHeader(picker) : null;
-  const s = session ? firstHeader(headers, session.toLowerCase()) : null;
+  const session = picker ? sessionHeaderOf(picker) : null;
+  const s = session ? firstHeader(headers, session) : null;
   const lora = decision.target.adapter;
   return {
     model: decision.baseModel,
@@ -136,6 +137,18 @@ function pickRequestOf(
       : new Float64Array(0),
     sessionKey: s,
   };
+}
+
+const SESSION_HEADERS = new WeakMap<EndpointPickerConfig, string | null>();
+
+/** The picker's session header, lowercased, looked up once per (frozen) picker config. */
+function sessionHeaderOf(picker: EndpointPickerConfig): string | null {
+  let h = SESSION_HEADERS.get(picker);
+  if (h === undefined) {
+    h = sessionHeader(picker)?.toLowerCase() ?? null;
+    SESSION_HEADERS.set(picker, h);
+  }
+  return h;
 }
 
 /** The value a weighted split sticks by; null (random by weight) when the caller has none. */

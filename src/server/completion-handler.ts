@@ -180,10 +180,12 @@ function recordPlan(rec: RequestRecord, logPrompts: boolean, make: () => Request
  * by another) and its adapter (registered on the engine, or with a `path` the gateway registers it
  * from). None: a clear error now.
  */
-function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): EndpointState[] {
+function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): readonly EndpointState[] {
   const { decision } = plan;
   const version = decision.target.modelVersion;
   const adapter = decision.target.adapter;
+  // The common case — no pinned version, no adapter — takes the pool as it is, without a copy.
+  if (version === null && adapter === null) return pool.endpoints;
   const loadable = adapter !== null && decision.adapterPath !== null;
   const serving = pool.endpoints.filter(
     (e) =>
