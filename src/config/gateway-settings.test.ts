@@ -133,7 +133,7 @@ spec:
     assert.deepEqual(g.listen, { host: "0.0.0.0", port: 0 });
     assert.deepEqual(g.admin, { host: "127.0.0.1", port: 9090, separate: true });
     assert.deepEqual(g.timeouts, { connectMs: 2000, firstByteMs: 120000, idleMs: 30000, totalMs: 900000 });
-    assert.deepEqual(g.retry, { maxAttempts: 1, budgetPercent: 0 });
+    assert.deepEqual(g.retry, { maxAttempts: 1, budgetPercent: 0, minRetryConcurrency: 3 });
     assert.deepEqual(g.limits, { maxBodyBytes: 1048576, bodyReadMs: 60000 });
     assert.deepEqual(g.streaming, { heartbeatMs: 15000 });
     assert.deepEqual(g.shutdown, { drainMs: 0 });

@@ -84,8 +84,10 @@ export interface GatewaySettings {
   readonly retry: {
     /** Attempts including the first; retries happen only before the first byte. */
     readonly maxAttempts: number;
-    /** Retries may add at most this percentage of recent requests (0 disables retries). */
+    /** Retries in flight may be at most this percentage of the pool's requests in flight (0 disables retries). */
     readonly budgetPercent: number;
+    /** Retries in flight allowed whatever the budget (Envoy's `min_retry_concurrency`); default 3. */
+    readonly minRetryConcurrency: number;
   };
   readonly streaming: {
     /**
@@ -118,7 +120,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   auth: { apiKeys: [], trustedUpstreams: null, allowAnonymous: false, defaultTenant: "anonymous" },
   limits: { maxBodyBytes: 4 * 1024 * 1024, bodyReadMs: 60_000 },
   timeouts: { connectMs: 2_000, firstByteMs: 60_000, idleMs: 30_000, totalMs: 600_000 },
-  retry: { maxAttempts: 2, budgetPercent: 10 },
+  retry: { maxAttempts: 2, budgetPercent: 10, minRetryConcurrency: 3 },
   streaming: { heartbeatMs: 0 },
   shutdown: { drainMs: 25_000 },
   logging: { prompts: false, destination: "stdout" },
@@ -175,6 +177,8 @@ export function parseGatewaySettings(
   const retry = {
     maxAttempts: r?.int("maxAttempts", { min: 1, max: 10 }) ?? d.retry.maxAttempts,
     budgetPercent: r?.int("budgetPercent", { min: 0, max: 100 }) ?? d.retry.budgetPercent,
+    minRetryConcurrency:
+      r?.int("minRetryConcurrency", { min: 0, max: 10_000 }) ?? d.retry.minRetryConcurrency,
   };
   r?.done();
   const st = spec.map("streaming");

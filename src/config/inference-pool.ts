@@ -6,6 +6,12 @@ import type { IssueList, PathSegment } from "./errors.js";
 import { FieldReader } from "./fields.js";
 import type { EnvOptions } from "./gateway-settings.js";
 import {
+  type CircuitBreakerSettings,
+  type OutlierDetection,
+  parseCircuitBreaker,
+  parseOutlierDetection,
+} from "./pool-resilience.js";
+import {
   DEFAULT_MODELS_POLL,
   type LoraAdapterConfig,
   type ModelsPoll,
@@ -64,6 +70,10 @@ export interface InferencePoolConfig {
   readonly upstreamAuth: UpstreamAuth | null;
   /** The engines' served models and versions; default `{ path: "/v1/models", intervalMs: 30000 }`. */
   readonly models: ModelsPoll;
+  /** Ejection after consecutive failures, and how much of the pool may be out at once. */
+  readonly outlierDetection: OutlierDetection;
+  /** A failure-rate circuit breaker per endpoint. */
+  readonly circuitBreaker: CircuitBreakerSettings;
   /** Engine metrics scrape; default `{ path: "/metrics", intervalMs: 250 }`. */
   readonly metrics: PollSettings;
   /** Health check; default `{ path: "/health", intervalMs: 1000 }`. */
@@ -117,6 +127,8 @@ export function parseInferencePool(
   const loraAdapters = parseLoraAdapters(spec, issues);
   const upstreamAuth = parseUpstreamAuth(spec, issues, options);
   const models = parseModelsPoll(spec);
+  const outlierDetection = parseOutlierDetection(spec);
+  const circuitBreaker = parseCircuitBreaker(spec, issues);
   spec.done();
   if (!engine || !model || !endpoints) return undefined;
   return {
@@ -131,6 +143,8 @@ export function parseInferencePool(
     loraAdapters,
     upstreamAuth,
     models,
+    outlierDetection,
+    circuitBreaker,
   };
 }
 

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_POOL_FLOW } from "../config/inference-pool.js";
+import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_OUTLIER_DETECTION } from "../config/pool-resilience.js";
 import { DEFAULT_MODELS_POLL } from "../config/pool-serving.js";
 import type { EngineReading } from "./dialects.js";
 import { EndpointState, metricsStalenessBound } from "./endpoint-state.js";
@@ -67,13 +68,14 @@ describe("EndpointState: in-flight leases", () => {
 
 describe("EndpointState: passive ejection", () => {
   const policy = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 2500 };
+  const circuit = { minRequests: 1000 }; // keep the breaker out of these
 
-  it("ejects after N consecutive failures, for the base time, then lets the endpoint back", () => {
-    const ep = endpoint({ ejection: policy });
+  it("ejects after N consecutive 5xx or timeouts, for the base time, then lets the endpoint back", () => {
+    const ep = endpoint({ ejection: policy, circuit });
     ep.recordHealth(true, 0, null, 2, 1);
-    assert.equal(ep.reportFailure(502, 10), false);
-    assert.equal(ep.reportFailure("reset", 11), false);
-    assert.equal(ep.reportFailure("timeout", 12), true);
+    assert.equal(ep.reportFailure(502, 10), null);
+    assert.equal(ep.reportFailure("timeout", 11), null);
+    assert.equal(ep.reportFailure("timeout", 12), "ejected");
     assert.equal(ep.ejectedUntil, 1012);
     assert.equal(ep.ejected(500), true);
     assert.equal(ep.routable(500), false);
@@ -81,13 +83,39 @@ describe("EndpointState: passive ejection", () => {
     assert.equal(ep.routable(1012), true);
   });
 
+  it("ejects at once on a reset before any byte (a local-origin failure)", () => {
+    const ep = endpoint({ ejection: policy, circuit });
+    ep.recordHealth(true, 0, null, 2, 1);
+    assert.equal(ep.reportFailure("reset", 10), "ejected");
+    assert.equal(ep.ejectedUntil, 1010);
+  });
+
+  it("marks a refused endpoint down at once; only a health check sent afterwards brings it back", () => {
+    const ep = endpoint({ ejection: policy, circuit });
+    let outs = 0;
+    ep.onOut = () => outs++;
+    ep.recordHealth(true, 0, null, 2, 1);
+    assert.equal(ep.reportFailure("connect", 100), "down");
+    assert.equal(ep.routable(100), false);
+    assert.equal(ep.healthStatus, "unhealthy");
+    assert.equal(outs, 1, "its prefix claims are dropped");
+    assert.equal(
+      ep.recordHealth(true, 120, null, 2, 1, 90),
+      null,
+      "a check sent before the refusal is stale",
+    );
+    assert.equal(ep.routable(120), false);
+    assert.equal(ep.recordHealth(true, 150, null, 2, 1, 110), "healthy");
+    assert.equal(ep.routable(150), true);
+  });
+
   it("does not count 4xx or 429, and any answered request ends the streak", () => {
-    const ep = endpoint({ ejection: policy });
-    for (let i = 0; i < 10; i++) assert.equal(ep.reportFailure(i % 2 ? 429 : 400, i), false);
+    const ep = endpoint({ ejection: policy, circuit });
+    for (let i = 0; i < 10; i++) assert.equal(ep.reportFailure(i % 2 ? 429 : 400, i), null);
     ep.reportFailure(500, 20);
     ep.reportFailure(503, 21);
     ep.reportSuccess();
-    ep.reportFailure("connect", 22);
+    ep.reportFailure("timeout", 22);
     ep.reportFailure(500, 23);
     assert.equal(ep.ejectedUntil, 0);
     ep.reportFailure(404, 24);
@@ -96,10 +124,10 @@ describe("EndpointState: passive ejection", () => {
   });
 
   it("ignores failures while ejected and lengthens each further ejection up to the cap", () => {
-    const ep = endpoint({ ejection: policy });
+    const ep = endpoint({ ejection: policy, circuit });
     const ejectAt = (t: number) => {
       let ejected = false;
-      for (let i = 0; i < 3; i++) ejected = ep.reportFailure("connect", t);
+      for (let i = 0; i < 3; i++) ejected = ep.reportFailure("timeout", t) === "ejected";
       return ejected;
     };
     assert.equal(ejectAt(0), true);
@@ -114,6 +142,26 @@ describe("EndpointState: passive ejection", () => {
     // Back in for longer than the cap: the next ejection starts from the base time again.
     assert.equal(ejectAt(9000), true);
     assert.equal(ep.ejectedUntil, 10_000);
+  });
+
+  it("does not eject past the pool's cap, and says so", () => {
+    const ep = endpoint({ ejection: policy, circuit });
+    ep.ejectionAllowed = () => false;
+    assert.equal(ep.reportFailure("reset", 10), "capped");
+    assert.equal(ep.ejectedUntil, 0);
+    ep.ejectionAllowed = () => true;
+    assert.equal(ep.reportFailure("reset", 20), "ejected");
+    assert.equal(ep.ejectedUntil, 1020, "the capped attempt did not lengthen the real ejection");
+  });
+
+  it("skips an endpoint that answered 429/503 for its Retry-After, without counting a failure", () => {
+    const ep = endpoint({ ejection: policy, circuit });
+    ep.recordHealth(true, 0, null, 2, 1);
+    ep.reportBackpressure(2000, 100);
+    assert.equal(ep.routable(1000), false);
+    assert.match(ep.unavailableWhy(1000) ?? "", /backing off for 1100 ms/);
+    assert.equal(ep.routable(2100), true);
+    assert.equal(ep.outliers.consecutiveFailures, 0);
   });
 });
 
@@ -243,6 +291,8 @@ describe("EndpointState.forPool", () => {
       loraAdapters: [],
       upstreamAuth: null,
       models: DEFAULT_MODELS_POLL,
+      outlierDetection: DEFAULT_OUTLIER_DETECTION,
+      circuitBreaker: DEFAULT_CIRCUIT_BREAKER,
       endpoints: [
         { name: "b0", url: "http://127.0.0.1:9001", modelVersion: null },
         { name: "b1", url: "http://127.0.0.1:9002", modelVersion: null },

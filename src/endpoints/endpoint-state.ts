@@ -6,6 +6,7 @@ import type { ModelsPoll } from "../config/pool-serving.js";
 import type { Secret } from "../config/secret.js";
 import { type HistogramBucket, histogramQuantile, subtractBuckets } from "../telemetry/prom-parse.js";
 import { AdapterRecord } from "./adapter-record.js";
+import { CircuitBreaker, type CircuitPolicy } from "./circuit-breaker.js";
 import type { EngineReading, LoraState } from "./dialects.js";
 import { Lease } from "./lease.js";
 import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
@@ -52,7 +53,11 @@ export interface EndpointStateOptions {
   /** Default: 4 × metrics.intervalMs, at least 200 ms. */
   metricsStalenessMs?: number;
   ejection?: Partial<EjectionPolicy>;
+  circuit?: Partial<CircuitPolicy>;
 }
+
+/** The longest an engine's Retry-After keeps it out of picks. */
+const MAX_BACKOFF_MS = 30_000;
 
 export class EndpointState {
   readonly pool: string;
@@ -88,6 +93,17 @@ export class EndpointState {
   // Passive health, from outcomes the proxy reports. 0 when not ejected.
   ejectedUntil = 0;
   readonly outliers: OutlierEjection;
+  /** After an engine's 429/503: skipped until then (its Retry-After). */
+  backoffUntil = 0;
+  readonly breaker: CircuitBreaker;
+  /** A health check sent before this (ms) cannot bring the endpoint back (a request found it down). */
+  private ignoreHealthBefore = 0;
+  /** Whether one more ejection keeps every pool of this endpoint within its maxEjectionPercent. */
+  ejectionAllowed: () => boolean = () => true;
+  /** Told when the endpoint goes out (down or ejected): the pools drop its prefix-affinity claims. */
+  onOut: (() => void) | null = null;
+  /** Log events of the endpoint's own (marked down by a request, circuit changes). */
+  onEvent: ((event: string, fields: Record<string, unknown>) => void) | null = null;
 
   // The gateway's own accounting; written only through acquire() and Lease.release().
   inflightRequests = 0;
@@ -149,12 +165,15 @@ export class EndpointState {
     this.metricsStalenessMs = bound.ms;
     this.stalenessWarning = bound.warning;
     this.outliers = new OutlierEjection(opts.ejection);
+    this.breaker = new CircuitBreaker(opts.circuit, (state, why) =>
+      this.onEvent?.(`endpoint.circuit-${state.replace("_", "-")}`, { reason: why }),
+    );
   }
 
   /** One EndpointState per endpoint of a pool, with the pool's dialect and intervals. */
   static forPool(
     pool: InferencePoolConfig,
-    opts: Pick<EndpointStateOptions, "metricsStalenessMs" | "ejection"> = {},
+    opts: Pick<EndpointStateOptions, "metricsStalenessMs"> = {},
   ): EndpointState[] {
     return pool.endpoints.map(
       (e) =>
@@ -170,6 +189,11 @@ export class EndpointState {
           model: pool.model,
           modelVersion: e.modelVersion ?? pool.modelVersion,
           upstreamKey: pool.upstreamAuth?.key ?? null,
+          ejection: pool.outlierDetection,
+          // A disabled breaker never opens: its threshold cannot be reached.
+          circuit: pool.circuitBreaker.enabled
+            ? pool.circuitBreaker
+            : { minRequests: Number.POSITIVE_INFINITY },
         }),
     );
   }
@@ -183,9 +207,36 @@ export class EndpointState {
     return this.ejectedUntil > now;
   }
 
-  /** Healthy, not draining, not ejected: the hard filter every pick starts from. */
+  /**
+   * Healthy, not draining, not ejected, not backing off after an engine's 429/503, and its circuit
+   * breaker lets a request through: the hard filter every pick starts from.
+   */
   routable(now: number): boolean {
-    return this.healthy && !this.draining && this.ejectedUntil <= now;
+    return (
+      this.healthy &&
+      !this.draining &&
+      this.ejectedUntil <= now &&
+      this.backoffUntil <= now &&
+      this.breaker.allows(now)
+    );
+  }
+
+  /** Why the endpoint is not routable now, for explanations; null when it is. */
+  unavailableWhy(now: number): string | null {
+    if (!this.healthy) return "not healthy";
+    if (this.draining) return "draining";
+    if (this.ejectedUntil > now) return `ejected for ${this.ejectedUntil - now} ms`;
+    return this.holdWhy(now);
+  }
+
+  /** Held back though healthy: backing off after a 429/503, or its circuit breaker. Null: not held. */
+  holdWhy(now: number): string | null {
+    if (this.backoffUntil > now)
+      return `backing off for ${this.backoffUntil - now} ms (engine said Retry-After)`;
+    if (this.breaker.allows(now)) return null;
+    return this.breaker.state === "open"
+      ? `circuit open for ${this.breaker.openUntil - now} ms`
+      : "circuit half-open: a probe is in flight";
   }
 
   /**
@@ -200,28 +251,66 @@ export class EndpointState {
     }
     this.inflightRequests++;
     this.inflightTokens += tokens;
+    this.breaker.dispatched(Date.now());
     return new Lease(this, tokens);
   }
 
   /**
-   * Reports a failed upstream attempt. HTTP statuses below 500 (including 429) are the client's or
-   * backpressure, not the endpoint's fault, and count as a success. Returns true when this failure
-   * ejected the endpoint, so the caller can log it once.
+   * Reports a failed upstream attempt and what it means for the endpoint:
+   * - `connect` (refused: nothing listens) marks it down at once; it returns through a health check
+   *   begun after this moment;
+   * - `reset` before any byte ejects it at once (a local-origin failure, as Envoy counts them);
+   * - 5xx and timeouts eject it after `consecutiveFailures` in a row;
+   * - each counts in the circuit breaker's failure rate.
+   * Ejections respect the pool's `maxEjectionPercent` (`ejectionAllowed`). Statuses below 500 are the
+   * client's, not the endpoint's: they count as a success.
    */
-  reportFailure(failure: RequestFailure, now = Date.now()): boolean {
+  reportFailure(failure: RequestFailure, now = Date.now()): "down" | "ejected" | "capped" | null {
     if (typeof failure === "number" && failure < 500) {
-      this.reportSuccess();
-      return false;
+      this.reportSuccess(now);
+      return null;
     }
-    const until = this.outliers.failure(now);
-    if (until === null) return false;
+    this.breaker.record(false, now);
+    if (failure === "connect") {
+      this.markDown(now, "connection refused");
+      return "down";
+    }
+    const until = failure === "reset" ? this.outliers.eject(now) : this.outliers.failure(now);
+    if (until === null) return null;
+    if (!this.ejectionAllowed()) {
+      this.outliers.undo();
+      return "capped";
+    }
     this.ejectedUntil = until;
-    return true;
+    this.onOut?.();
+    return "ejected";
   }
 
   /** Reports an upstream response that was not a failure; ends the consecutive-failure streak. */
-  reportSuccess(): void {
+  reportSuccess(now = Date.now()): void {
     this.outliers.success();
+    this.breaker.record(true, now);
+  }
+
+  /** The engine answered 429 or 503: it is full, not broken. Skip it for `ms` (its Retry-After). */
+  reportBackpressure(ms: number, now = Date.now()): void {
+    this.backoffUntil = Math.max(this.backoffUntil, now + Math.min(Math.max(ms, 100), MAX_BACKOFF_MS));
+  }
+
+  /** A request ended without an answer that says anything of the endpoint (the client left). */
+  reportAbandoned(): void {
+    this.breaker.abandon();
+  }
+
+  /** Nothing listens: out now, back only through a health check that starts after this. */
+  private markDown(now: number, why: string): void {
+    this.ignoreHealthBefore = now;
+    this.consecutiveSuccesses = 0;
+    this.lastHealthError = why;
+    if (this.healthStatus !== "unhealthy") {
+      this.setHealth("unhealthy");
+      this.onEvent?.("endpoint.unhealthy", { reason: why, by: "request" });
+    }
   }
 
   /**
@@ -235,7 +324,10 @@ export class EndpointState {
     error: string | null,
     unhealthyThreshold: number,
     healthyThreshold: number,
+    /** When the check was sent; a success from before a request found the endpoint down is stale. */
+    checkStartedAt = now,
   ): HealthStatus | null {
+    if (ok && checkStartedAt < this.ignoreHealthBefore) return null;
     this.lastHealthAt = now;
     this.lastHealthError = ok ? null : error;
     if (ok) {
@@ -260,6 +352,8 @@ export class EndpointState {
     // Down: it may come back without the adapters registered at run time; /v1/models is read again on
     // recovery, and until then the gateway registers an adapter again before using it.
     if (status === "unhealthy" && this.servedAdapters !== null) this.servedAdapters = new Set();
+    // Down: whatever its cache held is gone or unreachable; prefix affinity must not point at it.
+    if (status === "unhealthy") this.onOut?.();
     this.healthStatus = status;
     this.healthy = status === "healthy";
     return status;

@@ -28,6 +28,7 @@ export class OutlierEjection {
   /** Ejections so far in the current run of trouble; sets the next ejection's length. */
   ejections = 0;
   private ejectedUntil = 0;
+  private previousEjectedUntil = 0;
 
   constructor(policy: Partial<EjectionPolicy> = {}) {
     this.policy = { ...DEFAULT_EJECTION, ...policy };
@@ -51,8 +52,23 @@ export class OutlierEjection {
     if (now - this.ejectedUntil > cap) this.ejections = 0;
     this.ejections++;
     this.consecutiveFailures = 0;
+    this.previousEjectedUntil = this.ejectedUntil;
     this.ejectedUntil = now + Math.min(baseEjectionMs * this.ejections, cap);
     return this.ejectedUntil;
+  }
+
+  /** Ejects now, whatever the streak: a local-origin failure (a reset before any byte). */
+  eject(now: number): number | null {
+    if (now < this.ejectedUntil) return null;
+    this.consecutiveFailures = this.policy.consecutiveFailures - 1;
+    return this.failure(now);
+  }
+
+  /** Takes back the ejection just counted (the pool's cap refused it); the streak starts again. */
+  undo(): void {
+    this.ejections = Math.max(0, this.ejections - 1);
+    this.ejectedUntil = this.previousEjectedUntil;
+    this.consecutiveFailures = 0;
   }
 
   success(): void {

@@ -253,6 +253,7 @@ export class EndpointMonitor {
   private async check(agent: Agent, w: Watch, controller: AbortController): Promise<void> {
     const ep = w.endpoint;
     const timeoutMs = this.healthTimeoutMs;
+    const startedAt = this.now();
     let error: string | null;
     try {
       const res = await probe(agent, ep.url, ep.healthPath, controller, timeoutMs, false);
@@ -267,6 +268,7 @@ export class EndpointMonitor {
       error,
       this.unhealthyThreshold,
       this.healthyThreshold,
+      startedAt,
     );
     if (change === "healthy") this.readModelsSoon(w);
     if (change === "healthy" || change === "unhealthy") this.emit(ep, change);

@@ -25,6 +25,21 @@ export function snapshotOf(ep: EndpointState, now: number): EndpointSnapshot {
       consecutiveRequestFailures: ep.outliers.consecutiveFailures,
       ejections: ep.outliers.ejections,
     },
+    circuit: {
+      state: ep.breaker.state,
+      openUntil: ep.breaker.state === "open" ? isoOrNull(ep.breaker.openUntil) : null,
+      opens: ep.breaker.opens,
+    },
+    backoffUntil: ep.backoffUntil > now ? isoOrNull(ep.backoffUntil) : null,
+    unavailable: ep.unavailableWhy(now),
+    served: {
+      model: ep.model,
+      modelVersion: ep.modelVersion,
+      adapters: ep.servedAdapters === null ? null : [...ep.servedAdapters],
+      likelyResident: [...ep.adapterRecord.list()],
+      readAt: isoOrNull(ep.modelsReadAt),
+      lastError: ep.lastModelsError,
+    },
     inflight: { requests: ep.inflightRequests, tokens: ep.inflightTokens },
     metrics: {
       fresh: ep.metricsFresh(now),
@@ -74,6 +89,20 @@ export interface EndpointSnapshot {
     ejectedUntil: string | null;
     consecutiveRequestFailures: number;
     ejections: number;
+  };
+  circuit: { state: string; openUntil: string | null; opens: number };
+  /** After an engine's 429/503, until when it is skipped. */
+  backoffUntil: string | null;
+  /** Why it is not routable now; null when it is. */
+  unavailable: string | null;
+  /** What its /v1/models said (or config, until it answered). */
+  served: {
+    model: string | null;
+    modelVersion: string | null;
+    adapters: string[] | null;
+    likelyResident: string[];
+    readAt: string | null;
+    lastError: string | null;
   };
   inflight: { requests: number; tokens: number };
   metrics: {

@@ -23,6 +23,7 @@ export type GatewayErrorCode =
   | "upstream_error"
   | "upstream_timeout"
   | "upstream_unavailable"
+  | "upstream_overloaded"
   | "gateway_shutdown"
   | "not_found"
   | "method_not_allowed"
@@ -48,6 +49,7 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   upstream_error: { status: 502, type: "server_error" },
   upstream_timeout: { status: 504, type: "server_error" },
   upstream_unavailable: { status: 503, type: "service_unavailable_error" },
+  upstream_overloaded: { status: 503, type: "service_unavailable_error" },
   gateway_shutdown: { status: 503, type: "service_unavailable_error" },
   not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },

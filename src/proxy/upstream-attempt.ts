@@ -52,6 +52,8 @@ export type AttemptOutcome =
       reason: "connect" | "timeout" | "status" | "reset" | "adapter";
       status: number | null;
       detail: string;
+      /** An engine's 429/503 Retry-After, in seconds; null when it gave none. */
+      retryAfterSeconds?: number | null;
     }
   /** `firstTokenAt`: when a stream's first content token passed, NaN if none did. */
   | { kind: "cancelled"; started: boolean; firstTokenAt: number }
@@ -336,6 +338,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       reason: "status",
       status: this.status,
       detail: `HTTP ${this.status}: ${detail}`,
+      retryAfterSeconds: retryAfterOf(this.headers?.["retry-after"]),
     });
   }
 
@@ -385,4 +388,13 @@ class Attempt implements Dispatcher.DispatchHandler {
       return this.abort(new Deadline("idle"));
     this.arm(now);
   };
+}
+
+/** Retry-After as seconds: a number of seconds or an HTTP date; null when absent or unreadable. */
+export function retryAfterOf(v: string | string[] | undefined, now = Date.now()): number | null {
+  const s = Array.isArray(v) ? v[0] : v;
+  if (s === undefined || s.trim() === "") return null;
+  if (/^\d+$/.test(s.trim())) return Number(s.trim());
+  const at = Date.parse(s);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
 }

@@ -47,12 +47,27 @@ export interface ForwardContext {
 
 /** Sends the request from `first` on, retrying before the first byte; see the file header. */
 export async function forward(ctx: ForwardContext, first: Placement): Promise<ForwardOutcome> {
+  const budget = ctx.pool.retryBudget;
+  budget.begin();
+  const retry = { held: false };
+  try {
+    return await attempts(ctx, first, retry);
+  } finally {
+    if (retry.held) budget.retryDone();
+    budget.end();
+  }
+}
+
+async function attempts(
+  ctx: ForwardContext,
+  first: Placement,
+  retry: { held: boolean },
+): Promise<ForwardOutcome> {
   const { gw, pool, plan, rec } = ctx;
   const { decision } = plan;
   const timeouts = gw.config.gateway.timeouts;
   const maxAttempts = Math.max(1, gw.config.gateway.retry.maxAttempts);
   const tried = new Set<EndpointState>();
-  pool.retryBudget.recordRequest();
   let placement = first;
   for (;;) {
     const ep = placement.endpoint;
@@ -106,6 +121,7 @@ export async function forward(ctx: ForwardContext, first: Placement): Promise<Fo
         else ep.reportSuccess();
         return { kind: "answered", endpoint: ep, attempt: outcome };
       case "cancelled":
+        ep.reportAbandoned();
         return { kind: "cancelled", firstTokenAt: outcome.firstTokenAt };
       case "timeout_after_start":
         ep.reportFailure("timeout");
@@ -121,11 +137,22 @@ export async function forward(ctx: ForwardContext, first: Placement): Promise<Fo
           ),
         };
       case "retryable": {
-        if (outcome.reason !== "adapter")
+        const backpressure =
+          outcome.reason === "status" && (outcome.status === 429 || outcome.status === 503);
+        if (backpressure) {
+          // Full, not broken: skip it for as long as it asked, count nothing against it.
+          ep.reportBackpressure((outcome.retryAfterSeconds ?? 1) * 1000);
+        } else if (outcome.reason !== "adapter") {
           ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
+        }
         rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
         tried.add(ep);
+        if (retry.held) {
+          pool.retryBudget.retryDone();
+          retry.held = false;
+        }
         if (rec.attempts < maxAttempts && pool.retryBudget.tryRetry()) {
+          retry.held = true;
           // A retry does not queue again: it goes to the best endpoint not yet tried, room or not.
           const pick = ctx.pickAmong(ctx.candidates.filter((e) => !tried.has(e)));
           if (!pick.endpoint) {
@@ -141,6 +168,21 @@ export async function forward(ctx: ForwardContext, first: Placement): Promise<Fo
           gw.metrics.retries.labels(decision.pool, outcome.reason).inc();
           placement = { endpoint: pick.endpoint, lease: pick.endpoint.acquire(plan.cost), pick };
           continue;
+        }
+        if (backpressure) {
+          return {
+            kind: "failed",
+            error: new GatewayError(
+              "upstream_overloaded",
+              `the engines are full (${outcome.detail.slice(0, 200)}) after ${rec.attempts} attempt(s)`,
+              {
+                route: decision.pool,
+                status: outcome.status === 429 ? 429 : 503,
+                retryAfterSeconds: outcome.retryAfterSeconds ?? 1,
+                fallbackOptions: ["retry_later"],
+              },
+            ),
+          };
         }
         const timeout = outcome.reason === "timeout";
         return {

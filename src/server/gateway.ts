@@ -29,6 +29,7 @@ import { handleCompletion } from "./completion-handler.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { Identifier } from "./identify.js";
 import { modelById, modelList } from "./model-list.js";
+import { wirePassiveHealth } from "./passive-health.js";
 
 export interface GatewayOptions {
   /** Overrides the config's log destination (`none` keeps lines in memory for the listener only). */
@@ -100,7 +101,7 @@ export class Gateway implements GatewayRuntime {
       this.pools.set(pool.name, {
         name: pool.name,
         endpoints,
-        retryBudget: new RetryBudget(g.retry.budgetPercent),
+        retryBudget: new RetryBudget(g.retry.budgetPercent, g.retry.minRetryConcurrency),
         picker: {
           config: pickerConfig,
           profile: buildPickerProfile(pickerConfig),
@@ -119,6 +120,13 @@ export class Gateway implements GatewayRuntime {
         for (const f of flows) f.notify();
       };
     }
+    const poolsOf = new Map([...flowsOf].map(([ep, names]) => [ep, names.map((n) => this.pools.get(n)!)]));
+    wirePassiveHealth(
+      poolsOf,
+      (pool) => config.pools.get(pool)?.outlierDetection.maxEjectionPercent ?? 50,
+      this.log,
+      this.metrics,
+    );
     const all = [...byUrl.values()];
     this.monitor = new EndpointMonitor(all, {
       onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),

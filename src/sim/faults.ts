@@ -20,6 +20,8 @@ export interface FaultConfig {
   metricsDelayMs: number;
   /** /metrics keeps serving the page it had when this was set. */
   metricsStale: boolean;
+  /** /metrics answers 200 with a page that is not Prometheus text (a proxy's error page, truncation). */
+  metricsGarbage: boolean;
   /** /health answers 503. */
   healthFail: boolean;
   /** /health answers only after this delay (an engine slow to answer, not dead). */
@@ -40,6 +42,7 @@ export function noFaults(): FaultConfig {
     stallMs: null,
     metricsDelayMs: 0,
     metricsStale: false,
+    metricsGarbage: false,
     healthFail: false,
     healthDelayMs: 0,
     maxWaiting: null,
@@ -58,6 +61,7 @@ const FIELDS: Record<keyof FaultConfig, { kind: Kind; nullable: boolean }> = {
   stallMs: { kind: "ms", nullable: true },
   metricsDelayMs: { kind: "ms", nullable: false },
   metricsStale: { kind: "bool", nullable: false },
+  metricsGarbage: { kind: "bool", nullable: false },
   healthFail: { kind: "bool", nullable: false },
   healthDelayMs: { kind: "ms", nullable: false },
   maxWaiting: { kind: "count", nullable: true },

@@ -282,7 +282,7 @@ export class SimReplica {
       if (res.destroyed) return;
       res
         .writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE })
-        .end(this.staleMetrics ?? this.metrics.expose());
+        .end(this.faults.metricsGarbage ? GARBAGE_METRICS : (this.staleMetrics ?? this.metrics.expose()));
     };
     if (this.faults.metricsDelayMs > 0) setTimeout(send, this.faults.metricsDelayMs);
     else send();
@@ -480,3 +480,7 @@ function looksChinese(r: SimRequest): boolean {
   }
   return n > 0 && cjk / n > 0.2;
 }
+
+/** What /metrics serves under the `metricsGarbage` fault: a page no Prometheus parser can read a figure from. */
+const GARBAGE_METRICS =
+  'vllm:num_requests_waiting{model_name="x" NaNNaN\n\u0000\u0007vllm:kv_cache_usage_perc }} -\n<html>502 Bad Gateway</html>\n';

@@ -21,6 +21,8 @@ export class GatewayMetrics {
   readonly retries: Counter;
   readonly clientCancels: Counter;
   readonly inflight: Gauge;
+  readonly circuitState: Gauge;
+  readonly ejectionsCapped: Counter;
   readonly runtimeQueueSeconds: Histogram;
   readonly runtimePrefillSeconds: Histogram;
   readonly runtimeDecodeSeconds: Histogram;
@@ -89,6 +91,16 @@ export class GatewayMetrics {
       "pool",
       "endpoint",
     ]);
+    this.circuitState = r.gauge(
+      "ai_gateway_endpoint_circuit_state",
+      "An endpoint's circuit breaker: 0 closed, 1 open, 2 half-open (probing).",
+      ["pool", "endpoint"],
+    );
+    this.ejectionsCapped = r.counter(
+      "ai_gateway_ejections_capped_total",
+      "Ejections refused because they would pass the pool's maxEjectionPercent (the pool keeps every endpoint).",
+      ["pool"],
+    );
     this.runtimeQueueSeconds = r.histogram(
       "ai_runtime_queue_seconds",
       "Engine-side queue time reported by the engine (Server-Timing).",

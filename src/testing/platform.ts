@@ -37,6 +37,8 @@ export interface PlatformOptions {
   batchMaxQueueMs?: number;
   /** More lines (two-space indented) for the default GatewayConfig's spec. */
   gatewayExtra?: string;
+  /** YAML flow map replacing the default GatewayConfig's timeouts. */
+  timeouts?: string;
   /** LoRA adapters the online engines serve and summary-online declares. */
   onlineAdapters?: readonly string[];
   /** More aliases (YAML, indented four spaces, under modelAliases). */
@@ -151,7 +153,7 @@ spec:
       - { key: ${KEYS.quality}, tenant: quality-job }
     trustedUpstreams: { sharedSecret: ${SECRET}, addresses: ["127.0.0.1"] }
   limits: { maxBodyBytes: 1048576 }
-  timeouts: { connectMs: 500, firstByteMs: 5000, idleMs: 2000, totalMs: 20000 }
+  timeouts: ${opts.timeouts ?? "{ connectMs: 500, firstByteMs: 5000, idleMs: 2000, totalMs: 20000 }"}
   retry: { maxAttempts: 2, budgetPercent: 100 }
 ${opts.gatewayExtra ?? ""}`;
   const configTexts = { "pools.yaml": pools, "route.yaml": route, "gateway.yaml": gateway };

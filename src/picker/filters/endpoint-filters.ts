@@ -38,7 +38,10 @@ function predicateFilter(
 export const readyFilter = (failOpen?: boolean): Filter =>
   predicateFilter("ready", (e) => (e.healthy ? null : "not healthy"), failOpen);
 
-/** Not being drained by the gateway and not passively ejected for consecutive failures. */
+/**
+ * Not being drained by the gateway, not passively ejected for failures, not backing off after the
+ * engine's 429/503, and not held by its circuit breaker.
+ */
 export const notDrainingFilter = (failOpen?: boolean): Filter =>
   predicateFilter(
     "not-draining",
@@ -47,7 +50,7 @@ export const notDrainingFilter = (failOpen?: boolean): Filter =>
         ? "draining"
         : e.ejectedUntil > ctx.now
           ? `ejected for ${e.ejectedUntil - ctx.now} ms`
-          : null,
+          : (e.holdWhy?.(ctx.now) ?? null),
     failOpen,
   );
 

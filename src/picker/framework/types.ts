@@ -10,6 +10,8 @@ export interface PickerEndpoint {
   readonly healthy: boolean;
   readonly draining: boolean;
   readonly ejectedUntil: number;
+  /** Why a healthy endpoint is held back now (an engine's Retry-After, its circuit breaker); absent: never. */
+  holdWhy?(now: number): string | null;
   readonly inflightRequests: number;
   readonly inflightTokens: number;
   readonly waiting: number | null;
