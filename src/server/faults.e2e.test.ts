@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
 import type { SimReplica } from "../sim/replica.js";
+import { sampleText } from "../sim/sample-text.js";
 import { openaiClient, type Platform, suitePlatforms } from "../testing/platform.js";
 
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
@@ -98,6 +99,35 @@ describe("faults: no request fails while healthy capacity remains", () => {
     const r = await burst(p, 100);
     assert.equal(r.failed, 0, `failed: ${String(r.first)}`);
     assert.ok(!r.endpoints.includes(endpointOf(p, serving).name), "nothing went to the crashed engine");
+    await assertNothingHeld(p);
+  });
+
+  it("an engine crashed mid-prefill: the request is retried elsewhere before any byte and succeeds", async () => {
+    const p = await platforms.start({ online: 3, profile: "h100-llama8b" });
+    // ~6,000 prompt tokens: a prefill of some 100 ms on this profile, long enough to crash inside it.
+    const prompt = sampleText("en", 6000, 9);
+    const pending = openaiClient(p, LIVE)
+      .chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: prompt }],
+        max_tokens: 8,
+        stream: true,
+      })
+      .then(async (stream) => {
+        let text = "";
+        for await (const c of stream) text += c.choices[0]?.delta?.content ?? "";
+        return text;
+      });
+    let victim: SimReplica | undefined;
+    await until(() => {
+      victim = p.replicas.online.find((r) => r.engine.running.some((q) => q.outputLen === 0));
+      return victim !== undefined;
+    }, 5000);
+    assert.ok(victim, "an engine is prefilling the request");
+    victim.crash();
+    assert.ok((await pending).length > 0, "the caller got its answer from another engine");
+    const r = await burst(p, 100);
+    assert.equal(r.failed, 0, `failed: ${String(r.first)}`);
     await assertNothingHeld(p);
   });
 
@@ -231,6 +261,57 @@ describe("faults: no request fails while healthy capacity remains", () => {
       l.fallback_reason?.includes(`retry:${ep.name}:status=429`),
     ).length;
     assert.ok(sentThere <= 3, `the full engine got ${sentThere} requests during its Retry-After`);
+    await assertNothingHeld(p);
+  });
+
+  it("an engine failing most requests though healthy: its circuit opens and traffic goes elsewhere", async () => {
+    const p = await platforms.start({ online: 2 });
+    const bad = p.replicas.online[0]!;
+    bad.setFaults({ errorRate: 0.7, errorStatus: 500 });
+    const r = await burst(p, 80, 4);
+    assert.equal(r.failed, 0, `failed: ${String(r.first)}`);
+    const ep = endpointOf(p, bad);
+    const opened = p.events.some((e) => e.event === "endpoint.circuit-open" && e.fields.endpoint === ep.name);
+    const ejected = ep.outliers.ejections > 0;
+    assert.ok(opened || ejected, "the failing engine was taken out by its breaker or by ejection");
+    const snap = (await (await fetch(`${p.url}/admin/endpoints`)).json()) as {
+      endpoints: { name: string; circuit: { state: string } }[];
+    }[];
+    const listed = snap.flatMap((x) => x.endpoints).find((e) => e.name === ep.name)!;
+    assert.ok(
+      ["closed", "open", "half_open"].includes(listed.circuit.state),
+      "the breaker is in /admin/endpoints",
+    );
+    await assertNothingHeld(p);
+  });
+
+  it("SIGTERM-style drain under streaming load: every stream ends with [DONE] or an error event", async () => {
+    const p = await platforms.start({ online: 2, profile: "h100-llama8b" });
+    const client = openaiClient(p, LIVE);
+    const outcomes = Array.from({ length: 12 }, async (_, i) => {
+      try {
+        const stream = await client.chat.completions.create({
+          model: "summary-default",
+          messages: [{ role: "user", content: `summarise ${i}` }],
+          max_tokens: i % 2 ? 20 : 600,
+          stream: true,
+        });
+        for await (const _c of stream) {
+          /* read to the end */
+        }
+        return "done";
+      } catch (err) {
+        return err instanceof OpenAI.APIError
+          ? `error:${(err.error as { code?: string })?.code}`
+          : `broken:${String(err)}`;
+      }
+    });
+    await until(() => p.gateway.activeRequests === 12, 5000);
+    const { cut } = await p.gateway.drain(500);
+    const results = await Promise.all(outcomes);
+    assert.ok(cut > 0, "some long streams outlasted the drain");
+    for (const r of results) assert.ok(r === "done" || r === "error:gateway_shutdown", r);
+    assert.equal(results.filter((r) => r === "done").length, 12 - cut);
     await assertNothingHeld(p);
   });
 
