@@ -10,6 +10,7 @@ import { SimReplica } from "../sim/replica.js";
 import { replay } from "./replay.js";
 import { renderReport } from "./report/markdown.js";
 import { runScenario } from "./runner.js";
+import { inferencePoolDoc, yamlDocuments } from "./scenarios/gateway-yaml.js";
 import { getScenario } from "./scenarios/index.js";
 import type { Scenario, Topology } from "./scenarios/scenario.js";
 import { traceScenario } from "./scenarios/trace-replay.js";
@@ -133,5 +134,79 @@ describe("benchmark harness", () => {
     assert.equal(slow.acceptance!.route_log_completeness, 1, "every request has a complete route log line");
     const md = renderReport(results);
     assert.match(md, /tokengate@slowed|slowed/);
+  });
+
+  it("sends each request's own model and reports the adapter loads the engines counted", async () => {
+    const fleet: FleetSpec = {
+      name: "lora",
+      host: "127.0.0.1",
+      seed: 1,
+      groups: [
+        {
+          name: "engines",
+          replicas: 2,
+          port: 0,
+          profile: "instant",
+          model: "base",
+          dialect: "vllm",
+          engine: { maxLoras: 1, loraModules: ["a", "b"] },
+          outputLenDist: "max",
+          streamInterval: 1,
+          faults: {},
+        },
+      ],
+    };
+    const t = traceScenario("lora", fleet).topologies[0]!;
+    const pool = (urls: string[]) =>
+      yamlDocuments([
+        inferencePoolDoc("engines", fleet.groups[0]!, { engines: urls }, { loraAdapters: ["a", "b"] }),
+      ]);
+    const topo: Topology = {
+      ...t,
+      routers: ["tokengate"],
+      gatewayConfig: (endpoints) => ({
+        ...t.gatewayConfig(endpoints),
+        "pool.yaml": pool(endpoints.engines!),
+      }),
+    };
+    const trace: TraceRequest[] = Array.from({ length: 8 }, (_, i) => ({
+      t_ms: i * 100,
+      id: `l${i}`,
+      tenant: "t",
+      model: i % 2 === 0 ? "a" : "b",
+      task: null,
+      request_class: "interactive",
+      input_tokens: 50,
+      max_tokens: 4,
+      stream: true,
+    }));
+    const scenario: Scenario = {
+      name: "lora",
+      description: "two adapters, one slot per engine",
+      liveClass: "interactive",
+      longClass: null,
+      topologies: [topo],
+      generate: () => trace,
+    };
+    const r = (await runScenario(scenario, { seed: 1, quick: true, progress: false })).routers.tokengate!;
+    assert.equal(r.status, "ok", r.reason);
+    assert.equal(r.errors, 0);
+    const loads = r.lora_loads!;
+    // Each adapter is loaded at least once, wherever it went; the two counts of the engines agree.
+    assert.ok(loads.total >= 2, `loads ${loads.total}`);
+    assert.equal(loads.counter_total, loads.total);
+    const perEndpoint = r.endpoints.map((e) => e.lora_loads);
+    assert.deepEqual(perEndpoint, [loads.by_endpoint["engines-0"], loads.by_endpoint["engines-1"]]);
+    assert.equal(
+      perEndpoint.reduce((a, b) => a! + b!, 0),
+      loads.total,
+    );
+    assert.deepEqual(
+      Object.entries(r.by_model!).map(([m, x]) => [m, x.count, x.errors]),
+      [
+        ["a", 4, 0],
+        ["b", 4, 0],
+      ],
+    );
   });
 });

@@ -16,6 +16,7 @@ export interface ReplayRecord {
 export interface ReplayOptions {
   url: string;
   agent: Agent;
+  /** The `model` of requests whose trace entry names none. */
   model: string;
   /** Extra headers on every request (API keys). */
   headers?: Record<string, string>;
@@ -28,7 +29,7 @@ export async function replay(trace: readonly TraceRequest[], opts: ReplayOptions
   const total = trace.length;
   const send = async (req: TraceRequest, history: ChatMessage[] | null): Promise<ReplayRecord> => {
     const messages = buildMessages(req, history ?? []);
-    const body = { model: opts.model, messages, max_tokens: req.max_tokens, ignore_eos: true };
+    const body = { model: req.model ?? opts.model, messages, max_tokens: req.max_tokens, ignore_eos: true };
     const headers = { ...extraHeaders(req), "x-ai-trace-id": req.id, ...opts.headers };
     const sentAtMs = performance.now() - t0;
     const o = { agent: opts.agent, headers, captureText: history !== null };

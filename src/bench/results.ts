@@ -52,6 +52,24 @@ export interface EndpointLoad {
   requests: number;
   prompt_tokens: number;
   generation_tokens: number;
+  /** LoRA adapters this engine loaded onto its GPU during the run (its own count); absent without LoRA. */
+  lora_loads?: number;
+}
+
+/** LoRA adapter loads during one router's run, as the engines counted them (`src/bench/lora-loads.ts`). */
+export interface LoraLoadResult {
+  /** Sum over the engines of `loraLoads` in GET /admin/state, after the run minus before it. */
+  total: number;
+  by_endpoint: Record<string, number>;
+  /** The same from the engines' `tokengate_sim_lora_loads_total` counters; null if one exports none. */
+  counter_total: number | null;
+}
+
+/** Client-side latency of the requests that named one `model` (traces that name models per request). */
+export interface ModelResult {
+  count: number;
+  errors: number;
+  ttft_ms: LatencyQuantiles;
 }
 
 export interface TimePoint {
@@ -106,6 +124,10 @@ export interface RouterResult {
   /** Busiest endpoint's requests over the mean (1.0 = perfectly even). */
   endpoint_load_max_over_mean: number | null;
   endpoints: EndpointLoad[];
+  /** On fleets with LoRA enabled: adapter loads over the run, from the engines. */
+  lora_loads?: LoraLoadResult;
+  /** When the trace names models per request: latency by the model each request named. */
+  by_model?: Record<string, ModelResult>;
   /** Engine waiting-queue depth per endpoint, sampled during the run. */
   queue_depth: Record<string, TimePoint[]>;
   /** Engine KV-cache use per endpoint, sampled during the run. */

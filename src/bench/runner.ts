@@ -7,11 +7,13 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { loadConfigTexts } from "../config/index.js";
 import type { PauseWhen } from "../config/route-types.js";
+import { makeEngineConfig } from "../sim/engine-config.js";
 import type { FleetSpec } from "../sim/fleet.js";
 import type { RequestTiming } from "../sim/request-timings.js";
 import { type Child, startTokengate } from "./child-process.js";
 import { EngineSampler, type EngineTarget } from "./engine-sampler.js";
 import { summarizeFlow } from "./flow-summary.js";
+import { loraLoadsDuring, readLoraLoads } from "./lora-loads.js";
 import { startBaseline } from "./nginx.js";
 import { Progress } from "./progress.js";
 import { type ReplayRecord, replay } from "./replay.js";
@@ -112,6 +114,10 @@ async function runRouter(
       stopRouter = nginx.stop;
       priority = favorRouter(nginx.pid, [fleet.child.pid]);
     }
+    // Adapter loads are the engines' own counts, read on either side of the run (the reset before the
+    // run zeroes them, so `before` is 0 unless something reached the engines in between).
+    const withLora = hasLora(topo.fleet);
+    const loraBefore = withLora ? await readLoraLoads(fleet.targets) : null;
     const sampler = new EngineSampler(fleet.targets, 500);
     const agent = makeAgent(4096);
     const progress = new Progress(`${router}@${topo.name}`, trace.length, opts.progress !== false);
@@ -133,6 +139,9 @@ async function runRouter(
     }
     const durationS = (performance.now() - t0) / 1000;
     const engineTimings = await collectTimings(fleet.targets);
+    const loraLoads = loraBefore
+      ? loraLoadsDuring(fleet.targets, loraBefore, await readLoraLoads(fleet.targets))
+      : undefined;
     await stopRouter();
     stopRouter = async () => {};
     const log = logFile ? readLog(logFile) : null;
@@ -149,6 +158,7 @@ async function runRouter(
       scenario,
       topology: topo.name,
       engineTimings,
+      loraLoads,
     });
     result.priority = priority;
     if (scenario.batchClass) {
@@ -193,6 +203,11 @@ function modelFor(router: RouterName, topo: Topology, configFiles: Record<string
   return topo.fleet.groups[0]!.model;
 }
 
+/** Whether any engine of the fleet serves LoRA adapters (--enable-lora, implied by adapters or slots). */
+function hasLora(fleet: FleetSpec): boolean {
+  return fleet.groups.some((g) => makeEngineConfig(g.profile, g.model, g.engine).enableLora);
+}
+
 function writeConfig(dir: string, files: Record<string, string>): void {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -202,15 +217,7 @@ function writeConfig(dir: string, files: Record<string, string>): void {
 async function startFleetChild(spec: FleetSpec): Promise<RunningFleet> {
   const dir = mkdtempSync(join(tmpdir(), "tokengate-fleet-"));
   const file = join(dir, "fleet.yaml");
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: "tokengate.dev/v1alpha1",
-      kind: "SimFleet",
-      metadata: { name: spec.name },
-      spec: toYamlSpec(spec),
-    }),
-  );
+  writeFileSync(file, stringify(fleetDocument(spec)));
   const child = await startTokengate(["sim", "--fleet", file], /simulated replica\(s\)/, 30_000);
   const urls = [...child.output().matchAll(/^\s+(\S+)\s+(http:\/\/[\d.]+:\d+)/gm)].map((m) => ({
     name: m[1]!,
@@ -238,7 +245,17 @@ async function startFleetChild(spec: FleetSpec): Promise<RunningFleet> {
   };
 }
 
-function toYamlSpec(spec: FleetSpec): unknown {
+/** The `kind: SimFleet` document `tokengate sim --fleet` is started with for a scenario's fleet. */
+export function fleetDocument(spec: FleetSpec): Record<string, unknown> {
+  return {
+    apiVersion: "tokengate.dev/v1alpha1",
+    kind: "SimFleet",
+    metadata: { name: spec.name },
+    spec: fleetYamlSpec(spec),
+  };
+}
+
+function fleetYamlSpec(spec: FleetSpec): unknown {
   return {
     host: spec.host,
     seed: spec.seed,

@@ -6,7 +6,15 @@ import type { RequestTiming } from "../sim/request-timings.js";
 import { SEED_LOG_FIELDS } from "../telemetry/request-log.js";
 import type { EngineSampler, EngineTarget } from "./engine-sampler.js";
 import type { ReplayRecord } from "./replay.js";
-import type { Acceptance, ClassResult, EndpointLoad, LatencyQuantiles, RouterResult } from "./results.js";
+import type {
+  Acceptance,
+  ClassResult,
+  EndpointLoad,
+  LatencyQuantiles,
+  LoraLoadResult,
+  ModelResult,
+  RouterResult,
+} from "./results.js";
 import type { Scenario } from "./scenarios/scenario.js";
 import { percentile, round } from "./stats.js";
 
@@ -24,6 +32,8 @@ export interface SummarizeInput {
   topology: string;
   /** The engines' own timings by request id (GET /admin/requests of the simulator). */
   engineTimings: Map<string, RequestTiming>;
+  /** Adapter loads the engines counted over the run, on fleets with LoRA enabled. */
+  loraLoads?: LoraLoadResult;
 }
 
 function q(values: number[]): LatencyQuantiles {
@@ -84,7 +94,9 @@ export function summarize(input: SummarizeInput): RouterResult {
     requests: sampler.totals[t.name]?.requests ?? 0,
     prompt_tokens: sampler.totals[t.name]?.promptTokens ?? 0,
     generation_tokens: sampler.totals[t.name]?.generationTokens ?? 0,
+    ...(input.loraLoads ? { lora_loads: input.loraLoads.by_endpoint[t.name] ?? 0 } : {}),
   }));
+  const byModel = modelResults(records);
   const t0 = records.length > 0 ? Math.min(...records.map((r) => r.sentAtMs)) : 0;
   return {
     status: "ok",
@@ -97,6 +109,8 @@ export function summarize(input: SummarizeInput): RouterResult {
     errors: records.length - ok.length,
     endpoint_load_max_over_mean: loadImbalance(endpoints),
     endpoints,
+    ...(input.loraLoads ? { lora_loads: input.loraLoads } : {}),
+    ...(byModel ? { by_model: byModel } : {}),
     queue_depth: sampler.queue,
     kv_usage: sampler.kv,
     samples: records.map((r) => ({
@@ -108,6 +122,29 @@ export function summarize(input: SummarizeInput): RouterResult {
     })),
     duration_s: round(durationS, 1),
   };
+}
+
+/** TTFT by the model each request named, when the trace names any; null otherwise. */
+function modelResults(records: readonly ReplayRecord[]): Record<string, ModelResult> | null {
+  if (!records.some((r) => r.req.model !== undefined)) return null;
+  const byModel = new Map<string, ReplayRecord[]>();
+  for (const r of records) {
+    const m = r.req.model ?? "(router default)";
+    const list = byModel.get(m);
+    if (list) list.push(r);
+    else byModel.set(m, [r]);
+  }
+  const out: Record<string, ModelResult> = {};
+  for (const m of [...byModel.keys()].sort()) {
+    const list = byModel.get(m)!;
+    const ok = list.filter((r) => !r.result.error);
+    out[m] = {
+      count: list.length,
+      errors: list.length - ok.length,
+      ttft_ms: q(ok.map((r) => r.result.ttftMs)),
+    };
+  }
+  return out;
 }
 
 /** Busiest endpoint's requests over the mean, within each group of replicas; the worst group counts. */

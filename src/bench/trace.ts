@@ -9,6 +9,8 @@ export interface TraceRequest {
   /** Unique within the trace. */
   id: string;
   tenant: string;
+  /** The `model` the request names (a served model, an alias, a LoRA adapter); default: the router's model. */
+  model?: string;
   task: string | null;
   /** Seed 004's classes: interactive, long, batch, … (free text; reports group by it). */
   request_class: string;
@@ -51,6 +53,7 @@ export function parseTraceLines(text: string, source = "trace"): TraceRequest[] 
       t_ms: v.t_ms,
       id: typeof v.id === "string" ? v.id : `r${i + 1}`,
       tenant: typeof v.tenant === "string" ? v.tenant : "default",
+      ...(typeof v.model === "string" && v.model !== "" ? { model: v.model } : {}),
       task: typeof v.task === "string" ? v.task : null,
       request_class: typeof v.request_class === "string" ? v.request_class : "interactive",
       input_text: typeof v.input_text === "string" ? v.input_text : undefined,

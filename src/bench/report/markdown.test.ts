@@ -152,3 +152,82 @@ describe("renderReport: where TTFT went", () => {
     assert.doesNotMatch(renderReport(syntheticResults()), /Where TTFT went/);
   });
 });
+
+describe("renderReport: LoRA adapter loads", () => {
+  /** Two routers on one LoRA fleet, one class of requests, adapter loads as the engines counted them. */
+  function loraResults(): BenchResults {
+    const r = syntheticResults();
+    delete r.routers["round-robin"];
+    const fleet = ["engines-0", "engines-1"];
+    const loads: Record<string, [number, number]> = { tokengate: [3, 5], "least-request": [21, 19] };
+    for (const [name, [a, b]] of Object.entries(loads)) {
+      const x = r.routers[name]!;
+      x.topology = "4-replicas";
+      x.classes = { interactive: x.classes.interactive! };
+      x.endpoints = fleet.map((endpoint, i) => ({
+        endpoint,
+        group: "engines",
+        requests: 100 + i,
+        prompt_tokens: 70_000,
+        generation_tokens: 15_000,
+        lora_loads: i === 0 ? a : b,
+      }));
+      x.lora_loads = { total: a + b, by_endpoint: { "engines-0": a, "engines-1": b }, counter_total: a + b };
+      x.by_model = {
+        "adapter-0": { count: 74, errors: 0, ttft_ms: { p50: 40, p90: 90, p95: 120, p99: 300 } },
+        "adapter-7": { count: 9, errors: 0, ttft_ms: { p50: 60, p90: 11_500, p95: 12_000, p99: 13_000 } },
+      };
+    }
+    return r;
+  }
+
+  it("shows each router's adapter loads, in all and per endpoint, with its TTFT", () => {
+    const md = renderReport(loraResults());
+    const section = md.slice(md.indexOf("## LoRA adapter loads"));
+    assert.ok(section.startsWith("## LoRA adapter loads"));
+    assert.deepEqual(row(section, "Router"), [
+      "Router",
+      "Adapter loads",
+      "engines-0",
+      "engines-1",
+      "TTFT P50",
+      "TTFT P90",
+      "TTFT P99",
+    ]);
+    assert.deepEqual(row(section, "tokengate (4-replicas)"), [
+      "tokengate (4-replicas)",
+      "8",
+      "3",
+      "5",
+      "420 ms",
+      "1050 ms",
+      "2520 ms",
+    ]);
+    assert.deepEqual(row(section, "least-request (4-replicas)").slice(0, 4), [
+      "least-request (4-replicas)",
+      "40",
+      "21",
+      "19",
+    ]);
+    assert.doesNotMatch(section.split("## ")[1]!, /disagree/);
+  });
+
+  it("adds the loads to the per-endpoint tables and TTFT by requested model", () => {
+    const md = renderReport(loraResults());
+    const endpoints = md.slice(md.indexOf("## Load per endpoint"));
+    assert.match(
+      endpoints,
+      /\| Endpoint \| Group \| Requests \| Share \| Prompt tokens \| Generated tokens \| Adapter loads \|/,
+    );
+    assert.match(endpoints, /\| engines-0 \| engines \| 100 \| 49\.8% \| 70,000 \| 15,000 \| 21 \|/);
+    const models = md.slice(md.indexOf("## TTFT by requested model"));
+    assert.deepEqual(row(models, "adapter-7"), ["adapter-7", "9", "60 ms / 11.5 s", "60 ms / 11.5 s"]);
+  });
+
+  it("says when the engines' counters disagree with their state, and leaves the section out without LoRA", () => {
+    const r = loraResults();
+    r.routers.tokengate!.lora_loads!.counter_total = 7;
+    assert.match(renderReport(r), /counters disagree with their state for tokengate \(7\)/);
+    assert.doesNotMatch(renderReport(syntheticResults()), /LoRA adapter loads|Adapter loads/);
+  });
+});

@@ -29,6 +29,8 @@ export function renderReport(results: BenchResults, opts: ReportOptions = {}): s
     classSections(ran),
     hopSection(ran),
     throughputSection(ran),
+    loraSection(ran),
+    modelSection(ran),
     flowSection(ran, results.live_class ?? "interactive"),
     endpointSection(ran),
     chartSection(opts.charts ?? []),
@@ -193,10 +195,79 @@ function throughputSection(ran: Ran): string {
   return `## Throughput and load\n\n${why}\n\n${mdTable(head, rows, align)}`;
 }
 
+/**
+ * LoRA adapter loads per router, as the engines counted them, in all and per endpoint; with the client's
+ * TTFT beside them, since a load stalls the engine's whole batch.
+ */
+function loraSection(ran: Ran): string {
+  const withLoads = ran.filter(([, r]) => r.lora_loads !== undefined);
+  if (withLoads.length === 0) return "";
+  const endpoints = [...new Set(withLoads.flatMap(([, r]) => Object.keys(r.lora_loads!.by_endpoint)))];
+  const head = ["Router", "Adapter loads", ...endpoints, "TTFT P50", "TTFT P90", "TTFT P99"];
+  const rows = withLoads.map(([name, r]) => {
+    const l = r.lora_loads!;
+    const ttft = allRequestsTtft(r);
+    return [
+      routerTitle(name, r),
+      formatCount(l.total),
+      ...endpoints.map((e) => (e in l.by_endpoint ? formatCount(l.by_endpoint[e]!) : "n/a")),
+      formatMs(ttft?.p50),
+      formatMs(ttft?.p90),
+      formatMs(ttft?.p99),
+    ];
+  });
+  const disagree = withLoads.filter(([, r]) => {
+    const l = r.lora_loads!;
+    return l.counter_total !== null && l.counter_total !== l.total;
+  });
+  const note = disagree.length
+    ? `\n\nThe engines' \`tokengate_sim_lora_loads_total\` counters disagree with their state for ${disagree
+        .map(([n, r]) => `${n} (${formatCount(r.lora_loads!.counter_total!)})`)
+        .join(", ")}.`
+    : "";
+  const why =
+    "Adapter loads onto the engines' GPUs during each router's run, as the engines count them " +
+    "(`loraLoads` in each replica's `GET /admin/state`, after the run minus before; the engines are " +
+    "reset between routers). Each load stalls that engine's batch for the load time.";
+  return `## LoRA adapter loads\n\n${why}\n\n${mdTable(head, rows, figuresRight(head.length))}${note}`;
+}
+
+/** TTFT over every request, when the run has one class (else none: classes are shown apart). */
+function allRequestsTtft(r: RouterResult) {
+  const classes = Object.values(r.classes);
+  return classes.length === 1 ? classes[0]!.ttft_ms : null;
+}
+
+/** TTFT by the model each request named (adapters, for a LoRA scenario): P50 / P90 per router. */
+function modelSection(ran: Ran): string {
+  const withModels = ran.filter(([, r]) => r.by_model !== undefined);
+  if (withModels.length === 0) return "";
+  const models = [...new Set(withModels.flatMap(([, r]) => Object.keys(r.by_model!)))];
+  const head = ["Model", "Requests", ...withModels.map(([n, r]) => `${routerTitle(n, r)} TTFT P50 / P90`)];
+  const rows = models.map((m) => {
+    const count = withModels.map(([, r]) => r.by_model![m]?.count ?? 0).reduce((a, b) => Math.max(a, b), 0);
+    const cells = withModels.map(([, r]) => {
+      const t = r.by_model![m]?.ttft_ms;
+      return t ? `${formatMs(t.p50)} / ${formatMs(t.p90)}` : "n/a";
+    });
+    return [m, formatCount(count), ...cells];
+  });
+  return `## TTFT by requested model\n\nClient-side, by the \`model\` each request named.\n\n${mdTable(head, rows, figuresRight(head.length))}`;
+}
+
 function endpointSection(ran: Ran): string {
   const withEndpoints = ran.filter(([, r]) => r.endpoints.length > 0);
   if (withEndpoints.length === 0) return "";
-  const head = ["Endpoint", "Group", "Requests", "Share", "Prompt tokens", "Generated tokens"];
+  const loads = withEndpoints.some(([, r]) => r.endpoints.some((e) => e.lora_loads !== undefined));
+  const head = [
+    "Endpoint",
+    "Group",
+    "Requests",
+    "Share",
+    "Prompt tokens",
+    "Generated tokens",
+    ...(loads ? ["Adapter loads"] : []),
+  ];
   const align = figuresRight(head.length, 2);
   const tables = withEndpoints.map(([name, r]) => {
     const total = r.endpoints.reduce((s, e) => s + e.requests, 0);
@@ -207,6 +278,7 @@ function endpointSection(ran: Ran): string {
       formatRate(total > 0 ? e.requests / total : null),
       formatCount(e.prompt_tokens),
       formatCount(e.generation_tokens),
+      ...(loads ? [e.lora_loads === undefined ? "n/a" : formatCount(e.lora_loads)] : []),
     ]);
     return `### ${routerTitle(name, r)}\n\n${mdTable(head, rows, align)}`;
   });

@@ -22,7 +22,7 @@ export function inferencePoolDoc(
   pool: string,
   group: ReplicaGroup,
   endpoints: Record<string, string[]>,
-  extra: { borrow?: readonly ReplicaGroup[]; flowControl?: object } = {},
+  extra: { borrow?: readonly ReplicaGroup[]; flowControl?: object; loraAdapters?: readonly string[] } = {},
 ): object {
   const named = (g: ReplicaGroup) => {
     const urls = endpoints[g.name];
@@ -42,6 +42,8 @@ export function inferencePoolDoc(
       metrics: { intervalMs: 100 },
       health: { intervalMs: 500 },
       ...(extra.flowControl ? { flowControl: extra.flowControl } : {}),
+      // Adapters the engines serve under their own names (--lora-modules): requests may name them as model.
+      ...(extra.loraAdapters ? { loraAdapters: [...extra.loraAdapters] } : {}),
     },
   };
 }

@@ -9,13 +9,14 @@ import { getScenario, SCENARIOS } from "./index.js";
 const all = Object.values(SCENARIOS);
 const plain = (x: unknown) => JSON.parse(JSON.stringify(x));
 
-test("the five shipped scenarios are found by name, and an unknown name lists them", () => {
+test("the six shipped scenarios are found by name, and an unknown name lists them", () => {
   assert.deepEqual(Object.keys(SCENARIOS), [
     "support-incident",
     "shared-prefix",
     "multi-turn",
     "mixed-lengths",
     "live-surge",
+    "multi-lora",
   ]);
   assert.equal(getScenario("multi-turn").name, "multi-turn");
   assert.throws(() => getScenario("nope"), /known: support-incident, shared-prefix/);

@@ -2,6 +2,7 @@
 
 import { liveSurge } from "./live-surge.js";
 import { mixedLengths } from "./mixed-lengths.js";
+import { multiLora } from "./multi-lora.js";
 import { multiTurn } from "./multi-turn.js";
 import { sharedPrefix } from "./shared-prefix.js";
 import type { ShippedScenario } from "./shipped.js";
@@ -15,6 +16,7 @@ export const SCENARIOS: Readonly<Record<string, ShippedScenario>> = {
   [multiTurn.name]: multiTurn,
   [mixedLengths.name]: mixedLengths,
   [liveSurge.name]: liveSurge,
+  [multiLora.name]: multiLora,
 };
 
 /** The named scenario; throws naming the known ones otherwise. */

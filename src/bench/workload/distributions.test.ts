@@ -6,6 +6,7 @@ import {
   poissonArrivals,
   randomStream,
   uniformInt,
+  zipf,
 } from "./distributions.js";
 
 test("a purpose's stream does not depend on other purposes, and differs by seed", () => {
@@ -43,4 +44,27 @@ test("uniform integers cover both ends", () => {
   const r = randomStream(6, "u");
   const v = new Set(Array.from({ length: 500 }, () => uniformInt(r, 3, 6)));
   assert.deepEqual([...v].sort(), [3, 4, 5, 6]);
+});
+
+test("Zipf draws follow 1/(k+1)^s: item 0 most popular, each share within tolerance", () => {
+  const z = zipf(8, 1);
+  // H_8 = 2.718: item 0 36.8%, item 7 4.6%.
+  assert.ok(Math.abs(z.probabilities[0]! - 1 / 2.717857) < 1e-6);
+  assert.ok(Math.abs(z.probabilities.reduce((a, p) => a + p, 0) - 1) < 1e-12);
+  const r = randomStream(6, "z");
+  const draws = 20_000;
+  const counts = new Array<number>(8).fill(0);
+  for (let i = 0; i < draws; i++) counts[z.draw(r)]!++;
+  counts.forEach((c, k) => {
+    const expected = z.probabilities[k]! * draws;
+    // Five standard deviations of a binomial count.
+    const sd = Math.sqrt(expected * (1 - z.probabilities[k]!));
+    assert.ok(
+      Math.abs(c - expected) < 5 * sd,
+      `item ${k}: ${c} draws for an expected ${expected.toFixed(0)}`,
+    );
+    if (k > 0) assert.ok(counts[k - 1]! > c * 0.9, "popularity falls with rank");
+  });
+  assert.equal(zipf(1, 1).draw(r), 0);
+  assert.throws(() => zipf(0, 1));
 });

@@ -66,3 +66,29 @@ export function lognormalInt(random: Random, d: Lognormal): number {
   }
   return Math.min(d.max, Math.max(d.min, Math.round(d.median)));
 }
+
+/**
+ * Zipf popularity over `n` items: item k (0-based, 0 the most popular) with probability ∝ 1/(k+1)^s.
+ * Returns the probabilities and a draw that maps one uniform number to an item (inverse CDF).
+ * @example const z = zipf(8, 1); z.draw(random) // 0 about 37% of the time
+ */
+export function zipf(n: number, s: number): { probabilities: number[]; draw(random: Random): number } {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`zipf: expected at least one item, got ${n}`);
+  const weights = Array.from({ length: n }, (_, k) => 1 / (k + 1) ** s);
+  const total = weights.reduce((a, w) => a + w, 0);
+  const probabilities = weights.map((w) => w / total);
+  const cdf: number[] = [];
+  let acc = 0;
+  for (const p of probabilities) {
+    acc += p;
+    cdf.push(acc);
+  }
+  return {
+    probabilities,
+    draw(random: Random): number {
+      const u = random();
+      for (let k = 0; k < n - 1; k++) if (u < cdf[k]!) return k;
+      return n - 1;
+    },
+  };
+}
