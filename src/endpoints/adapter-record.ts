@@ -9,6 +9,28 @@ const DEFAULT_SLOTS = 1;
 
 export class AdapterRecord {
   private readonly order: string[] = [];
+  /** Requests the gateway has in flight on this engine, per adapter. */
+  private readonly inflight = new Map<string, number>();
+
+  /** A request for `adapter` is on its way to this engine; `ended` when it is over. */
+  began(adapter: string): void {
+    this.inflight.set(adapter, (this.inflight.get(adapter) ?? 0) + 1);
+  }
+
+  ended(adapter: string): void {
+    const n = (this.inflight.get(adapter) ?? 0) - 1;
+    if (n > 0) this.inflight.set(adapter, n);
+    else this.inflight.delete(adapter);
+  }
+
+  /** Adapters with the gateway's own requests running here now (the last scrape may not show them yet). */
+  active(): IterableIterator<string> {
+    return this.inflight.keys();
+  }
+
+  isActive(adapter: string): boolean {
+    return this.inflight.has(adapter);
+  }
 
   /** A request for `adapter` was sent; it is now the most recently used. */
   sent(adapter: string, slots: number | null): void {
@@ -24,7 +46,7 @@ export class AdapterRecord {
     return this.order.includes(adapter);
   }
 
-  /** The engine restarted or was reset: nothing it held survives. */
+  /** The engine restarted or was reset: nothing it held survives (requests in flight end on their own). */
   clear(): void {
     this.order.length = 0;
   }

@@ -161,13 +161,14 @@ describe("faults: no request fails while healthy capacity remains", () => {
     for (const r of p.replicas.online) r.crash();
     const first = await ask(p).catch((e: unknown) => e);
     assert.ok(first instanceof OpenAI.APIError && first.status === 503, String(first));
-    const t0 = performance.now();
-    const again = await ask(p).catch((e: unknown) => e);
-    const ms = performance.now() - t0;
+    const again = await ask(p, { "x-ai-trace-id": "all-down" }).catch((e: unknown) => e);
     assert.ok(again instanceof OpenAI.APIError);
     assert.equal(again.status, 503);
     assert.equal((again.error as { code?: string }).code, "no_healthy_endpoint");
-    assert.ok(ms < 100, `answered in ${ms.toFixed(1)} ms`);
+    // Measured by the gateway itself (arrival to reply), so a busy test machine's client does not count.
+    await until(() => p.lines.some((l) => l.trace_id === "all-down"));
+    const ms = p.lines.find((l) => l.trace_id === "all-down")!.latency_ms ?? Number.POSITIVE_INFINITY;
+    assert.ok(ms < 100, `answered in ${ms} ms`);
     for (const r of p.replicas.online) await r.start();
     const back = performance.now();
     await until(() => p.gateway.pools.get("summary-online")!.endpoints.some((e) => e.routable(Date.now())));

@@ -74,8 +74,11 @@ async function attempts(
     recordPick(rec, placement);
     // What the engine will now hold, so the next request of this prefix (or adapter) finds it.
     pool.picker.index.record(ep.name, plan.pickRequest.blockHashes);
-    if (decision.target.adapter !== null)
-      ep.adapterRecord.sent(decision.target.adapter, ep.loras?.max ?? null);
+    const adapter = decision.target.adapter;
+    if (adapter !== null) {
+      ep.adapterRecord.sent(adapter, ep.loras?.max ?? null);
+      ep.adapterRecord.began(adapter);
+    }
     rec.attempts++;
     rec.endpoint = ep.name;
     rec.modelVersion = ep.modelVersion ?? decision.modelVersion;
@@ -112,6 +115,8 @@ async function attempts(
           ctx.clientGone,
         ));
     } finally {
+      // The adapter's slot first: releasing the lease may place a queued request at once.
+      if (adapter !== null) ep.adapterRecord.ended(adapter);
       placement.lease.release();
       inflight.dec();
     }

@@ -100,12 +100,16 @@ export const DEFAULT_SCORERS: readonly ScorerRef[] = [
   { type: "lora-affinity", weight: 1, params: {} },
 ];
 
-/** Health and draining fail closed: sending to a down pod is worse than failing fast. */
+/**
+ * Health, draining, the served model and adapter slots fail closed: sending to a down pod, to another
+ * model version, or into an engine queue an adapter cannot leave is worse than waiting in the gateway's
+ * queue or failing fast.
+ */
 export const DEFAULT_FILTERS: readonly FilterRef[] = [
   { type: "ready", params: {}, failOpen: false },
   { type: "not-draining", params: {}, failOpen: false },
   { type: "serves-model", params: {}, failOpen: false },
-  { type: "lora-available", params: {} },
+  { type: "lora-available", params: {}, failOpen: false },
   { type: "metrics-fresh", params: { mode: "prefer", graceMs: 2000 } },
   { type: "kv-watermark", params: { threshold: 0.95 } },
 ];

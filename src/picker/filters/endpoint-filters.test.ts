@@ -55,18 +55,37 @@ describe("filters", () => {
     assert.deepEqual(names(servesModelFilter(), ctx(), eps).kept, ["a", "b", "d"]);
   });
 
-  it("lora-available keeps resident, queued or loadable adapters and unknown state", () => {
+  it("lora-available keeps engines that run the adapter or have a slot for it, not a queue behind full slots", () => {
+    const record = (active: string[]) => ({
+      likelyResident: () => false,
+      active: () => active.values(),
+      isActive: (a: string) => active.includes(a),
+    });
     const eps = [
       fakeEndpoint("running", { loras: { max: 2, running: ["x", "y"], waiting: [] } }),
       fakeEndpoint("queued", { loras: { max: 2, running: ["y", "z"], waiting: ["x"] } }),
       fakeEndpoint("free-slot", { loras: { max: 2, running: ["y"], waiting: [] } }),
       fakeEndpoint("full", { loras: { max: 2, running: ["y", "z"], waiting: [] } }),
+      // The scrape shows a free slot, but the gateway has just sent another adapter there.
+      fakeEndpoint("taken-since", {
+        loras: { max: 2, running: ["y"], waiting: [] },
+        adapterRecord: record(["w"]),
+      }),
+      // The scrape shows it full, but one of the two is the gateway's own x, just sent.
+      fakeEndpoint("sent-since", {
+        loras: { max: 2, running: ["y", "z"], waiting: [] },
+        adapterRecord: record(["x"]),
+      }),
       fakeEndpoint("unknown"),
     ];
     const r = names(loraAvailableFilter(), ctx({ lora: "x" }), eps);
-    assert.deepEqual(r.kept, ["running", "queued", "free-slot", "unknown"]);
-    assert.deepEqual(r.removed, ["full: adapter x not loaded and all 2 adapter slots busy"]);
-    assert.equal(names(loraAvailableFilter(), ctx(), eps).kept.length, 5);
+    assert.deepEqual(r.kept, ["running", "free-slot", "sent-since", "unknown"]);
+    assert.deepEqual(r.removed, [
+      "queued: adapter x not running and all 2 adapter slots busy with running adapters",
+      "full: adapter x not running and all 2 adapter slots busy with running adapters",
+      "taken-since: adapter x not running and all 2 adapter slots busy with running adapters",
+    ]);
+    assert.equal(names(loraAvailableFilter(), ctx(), eps).kept.length, 7);
   });
 
   it("kv-watermark removes fresh readings at or over the threshold only", () => {

@@ -69,10 +69,13 @@ export const servesModelFilter = (failOpen?: boolean): Filter =>
   );
 
 /**
- * The adapter is running, queued to load, probably still loaded (the gateway sent it here lately), or
- * there is a free slot for it (fewer adapters running than `max_lora`: an idle one can be evicted).
- * Unknown adapter state keeps the endpoint: hiding every endpoint whose engine does not report LoRA
- * would be worse than a slow load.
+ * The engine can run the adapter now: it is running there, or fewer adapters are running than the
+ * engine's `max_lora` slots (a free slot, or an idle resident adapter vLLM can evict). "Running" is the
+ * last scrape's `running_lora_adapters` together with the gateway's own requests in flight there, which
+ * the scrape may not show yet. An adapter only queued behind slots full of other running adapters is
+ * not available: vLLM cannot schedule it until one of them drains, and sending more of its requests
+ * there only lengthens that queue; they wait in the gateway instead, where the next freed slot on any
+ * engine takes them. Unknown adapter state keeps the endpoint.
  */
 export const loraAvailableFilter = (failOpen?: boolean): Filter =>
   predicateFilter(
@@ -80,10 +83,13 @@ export const loraAvailableFilter = (failOpen?: boolean): Filter =>
     (e, { request: r }) => {
       const l = e.loras;
       if (r.lora === null || l === null) return null;
-      if (l.running.includes(r.lora) || l.waiting.includes(r.lora)) return null;
-      if (e.adapterRecord?.likelyResident(r.lora)) return null;
-      if (l.max === null || l.running.length < l.max) return null;
-      return `adapter ${r.lora} not loaded and all ${l.max} adapter slots busy`;
+      const mine = e.adapterRecord;
+      if (l.running.includes(r.lora) || mine?.isActive(r.lora)) return null;
+      if (l.max === null) return null;
+      let busy = l.running.length;
+      if (mine) for (const a of mine.active()) if (!l.running.includes(a)) busy++;
+      if (busy < l.max) return null;
+      return `adapter ${r.lora} not running and all ${l.max} adapter slots busy with running adapters`;
     },
     failOpen,
   );

@@ -24,7 +24,12 @@ export interface PickerEndpoint {
    * The gateway's record of adapters it sent here lately (vLLM reports only adapters with requests
    * running or waiting; an idle one stays loaded until evicted). Absent: no record.
    */
-  readonly adapterRecord?: { likelyResident(adapter: string): boolean };
+  readonly adapterRecord?: {
+    likelyResident(adapter: string): boolean;
+    /** Adapters with the gateway's own requests running on the endpoint now. */
+    active(): Iterable<string>;
+    isActive(adapter: string): boolean;
+  };
   /** Served model and version, when the endpoint declares them; absent means "the pool's model". */
   readonly model?: string | null;
   readonly modelVersion?: string | null;

@@ -23,8 +23,9 @@ export function loraAffinityScorer(): Scorer {
 function tier(e: PickerEndpoint, lora: string): number {
   const l = e.loras;
   if (l === null) return 0.5;
-  if (l.running.includes(lora)) return 1;
-  if (e.adapterRecord?.likelyResident(lora)) return 0.9;
+  const mine = e.adapterRecord;
+  if (l.running.includes(lora) || mine?.isActive(lora)) return 1;
+  if (mine?.likelyResident(lora)) return 0.9;
   if (l.max === null || l.running.length + l.waiting.length < l.max) return 0.8;
   if (l.waiting.includes(lora)) return 0.6;
   return 0;
