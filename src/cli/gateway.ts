@@ -3,13 +3,16 @@
 import { parseArgs } from "node:util";
 import { formatConfigError, loadConfig } from "../config/index.js";
 import { Gateway } from "../server/gateway.js";
+import { attachRequestLogToProcess } from "../telemetry/request-log-process.js";
 import { waitForSignal } from "./sim.js";
 
 export const GATEWAY_USAGE = `Usage: tokengate gateway --config <file or folder> [options]
 
 Serves POST /v1/chat/completions and /v1/completions (streaming and not), GET /v1/models, /health,
 /ready and /metrics (on the admin listener when GatewayConfig sets admin.port), and /admin/endpoints.
-Request logs: one JSON line per request on stdout (or GatewayConfig logging.destination).
+Request logs: one JSON line per request on stdout (or GatewayConfig logging.destination). A log file
+is reopened on SIGUSR2 (rotate with mv, then kill -USR2); lines not yet written are written before the
+process ends on a crash or SIGHUP.
 SIGTERM or SIGINT drains: no new connections, requests in progress finish for up to shutdown.drainMs
 (25 s), then the rest are cut; a second signal cuts them at once.
 
@@ -59,7 +62,10 @@ export async function runGatewayCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** Loads and validates the config, then starts a gateway; prints every config error and returns null. */
+/**
+ * Loads and validates the config, then starts a gateway; prints every config error and returns null.
+ * The gateway's request log is tied to this process: flushed on a crash, reopened on SIGUSR2.
+ */
 export async function startGateway(
   path: string,
   opts: { port?: number; host?: string; logDestination?: string },
@@ -72,6 +78,7 @@ export async function startGateway(
     return null;
   }
   const gw = new Gateway(loaded.config, opts);
+  attachRequestLogToProcess(gw.log);
   await gw.start();
   return gw;
 }
