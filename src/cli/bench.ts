@@ -1,8 +1,7 @@
 // `tokengate bench <scenario | trace.jsonl>`: replays a workload against tokengate and baseline routers
 // over the same simulated hardware, side by side in one run, and writes results.json, report.md and charts.
 
-import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { existsSync, readFileSync } from "node:fs";
 import { writeReport } from "../bench/report/write.js";
 import { runScenario } from "../bench/runner.js";
 import { getScenario, SCENARIOS } from "../bench/scenarios/index.js";
@@ -10,6 +9,7 @@ import type { RouterName, Scenario } from "../bench/scenarios/scenario.js";
 import { traceScenario } from "../bench/scenarios/trace-replay.js";
 import { parseTraceLines } from "../bench/trace.js";
 import { loadFleetFile } from "../sim/fleet.js";
+import { intFlag, numberFlag, parseFlags, textFlag, UsageError, usageFailure } from "./args.js";
 
 const ROUTERS: RouterName[] = ["tokengate", "least-request", "round-robin", "random", "prefix-sticky"];
 
@@ -21,7 +21,7 @@ Scenarios: ${Object.keys(SCENARIOS).join(", ")}
 Options:
   --routers <a,b,...>  routers to run (default: the scenario's): ${ROUTERS.join(", ")}
   --duration <s>       traffic duration in seconds (default: the scenario's)
-  --seed <n>           workload seed (default 1); the same seed replays the same arrivals
+  --seed <n>           workload seed, an integer >= 0 (default 1); the same seed replays the same arrivals
   --out <dir>          where results.json, report.md and the SVG charts go (default bench-results/<scenario>)
   --quick              the short version (under a minute per router), for CI smoke tests
   --keep-log           also keep tokengate's request log there (gateway-<router>.log), one line per request
@@ -29,8 +29,8 @@ Options:
   --no-progress        no progress bar
 `;
 
-export async function runBenchCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+function readBenchArgs(argv: string[]) {
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {
@@ -46,46 +46,75 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
       help: { type: "boolean", short: "h" },
     },
   });
-  if (values.help) {
+  if (values.help) return "help" as const;
+  if (values.list) return "list" as const;
+  const [target, ...extra] = positionals;
+  if (target === undefined) throw new UsageError("expected a scenario or a trace.jsonl");
+  if (extra.length > 0)
+    throw new UsageError(`unexpected argument "${extra[0]}" (a run takes one scenario or trace)`);
+  const isTrace = target.endsWith(".jsonl");
+  if (isTrace && !existsSync(target)) throw new UsageError(`no trace file "${target}"`);
+  if (!isTrace && !Object.hasOwn(SCENARIOS, target))
+    throw new UsageError(
+      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}; or a trace.jsonl)`,
+    );
+  if (values.fleet !== undefined && !isTrace)
+    throw new UsageError("--fleet: only for a trace (a scenario brings its own engines)");
+  let routers: RouterName[] | undefined;
+  if (values.routers !== undefined) {
+    routers = values.routers.split(",").map((r) => r.trim()) as RouterName[];
+    for (const r of routers) {
+      if (!ROUTERS.includes(r))
+        throw new UsageError(`--routers: unknown router "${r}" (known: ${ROUTERS.join(", ")})`);
+    }
+  }
+  return {
+    target,
+    isTrace,
+    routers,
+    seed: intFlag(values.seed, "seed", 0) ?? 1,
+    durationS: numberFlag(values.duration, "duration", 0, Number.POSITIVE_INFINITY, true),
+    out: textFlag(values.out, "out", "a folder"),
+    quick: values.quick === true,
+    keepLog: values["keep-log"] === true,
+    fleet: textFlag(values.fleet, "fleet", "a SimFleet file"),
+    progress: !values["no-progress"],
+  };
+}
+
+export async function runBenchCommand(argv: string[]): Promise<number> {
+  let args: ReturnType<typeof readBenchArgs>;
+  try {
+    args = readBenchArgs(argv);
+  } catch (err) {
+    return usageFailure("bench", err, BENCH_USAGE);
+  }
+  if (args === "help") {
     process.stdout.write(BENCH_USAGE);
     return 0;
   }
-  if (values.list) {
+  if (args === "list") {
     for (const s of Object.values(SCENARIOS)) process.stdout.write(`${s.name.padEnd(18)} ${s.description}\n`);
     return 0;
   }
-  const target = positionals[0];
-  if (!target) {
-    process.stderr.write(BENCH_USAGE);
-    return 2;
-  }
-  const routers = values.routers?.split(",").map((r) => r.trim()) as RouterName[] | undefined;
-  for (const r of routers ?? []) {
-    if (!ROUTERS.includes(r))
-      throw new Error(`--routers: unknown router "${r}" (known: ${ROUTERS.join(", ")})`);
-  }
-  const seed = values.seed === undefined ? 1 : Number(values.seed);
-  const durationS = values.duration === undefined ? undefined : Number(values.duration);
-  if (!Number.isInteger(seed)) throw new Error(`--seed: expected a whole number, got "${values.seed}"`);
-  if (durationS !== undefined && !(durationS > 0))
-    throw new Error(`--duration: expected seconds > 0, got "${values.duration}"`);
+  const { target, routers, seed, durationS } = args;
   let scenario: Scenario;
   let trace: ReturnType<typeof parseTraceLines> | undefined;
-  if (target.endsWith(".jsonl")) {
+  if (args.isTrace) {
     trace = parseTraceLines(readFileSync(target, "utf8"), target);
-    scenario = traceScenario(target, values.fleet ? loadFleetFile(values.fleet) : undefined);
+    scenario = traceScenario(target, args.fleet ? loadFleetFile(args.fleet) : undefined);
   } else {
     scenario = getScenario(target);
   }
-  const outDir = values.out ?? `bench-results/${scenario.name}`;
+  const outDir = args.out ?? `bench-results/${scenario.name}`;
   const results = await runScenario(scenario, {
     seed,
-    quick: values.quick === true,
+    quick: args.quick,
     durationS,
     routers,
     trace,
-    progress: !values["no-progress"],
-    keepLogDir: values["keep-log"] ? outDir : undefined,
+    progress: args.progress,
+    keepLogDir: args.keepLog ? outDir : undefined,
   });
   const files = await writeReport(results, outDir);
   process.stderr.write(`\nwrote ${files.join(", ")}\n`);

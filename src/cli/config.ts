@@ -1,9 +1,9 @@
 // `tokengate config validate <path>`: checks a config file or folder and prints a summary or every error.
-import { parseArgs } from "node:util";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { formatConfigError } from "../config/errors.js";
 import type { PoolFlowSettings } from "../config/inference-pool.js";
 import { loadConfig } from "../config/loader.js";
+import { type CommandOutput, parseFlags, processOutput, UsageError, usageFailure } from "./args.js";
 
 export const CONFIG_USAGE = `Usage: tokengate config validate <file or folder> [--require-env]
 
@@ -15,36 +15,21 @@ Options:
   --require-env   treat unset environment variables (sharedSecretEnv) as errors, as the gateway does
 `;
 
-/** Where a command writes; tests pass collectors. */
-export interface CommandOutput {
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-}
-
-export const processOutput: CommandOutput = {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-};
+export type { CommandOutput } from "./args.js";
+export { processOutput } from "./args.js";
 
 export async function runConfigCommand(argv: string[], io: CommandOutput = processOutput): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (err) {
-    io.err(`tokengate config: ${err instanceof Error ? err.message : String(err)}\n\n${CONFIG_USAGE}`);
-    return 2;
+    return usageFailure("config", err, CONFIG_USAGE, io);
   }
-  const { values, positionals } = parsed;
-  if (values.help) {
+  if (parsed === "help") {
     io.out(CONFIG_USAGE);
     return 0;
   }
-  const [sub, path, ...extra] = positionals;
-  if (sub !== "validate" || path === undefined || extra.length > 0) {
-    io.err(CONFIG_USAGE);
-    return 2;
-  }
-  const result = await loadConfig(path, { missingEnv: values["require-env"] ? "error" : "warning" });
+  const result = await loadConfig(parsed.path, { missingEnv: parsed.requireEnv ? "error" : "warning" });
   for (const w of result.warnings) io.err(`warning: ${formatConfigError(w)}\n`);
   if (!result.ok) {
     for (const e of result.errors) io.err(`${formatConfigError(e)}\n`);
@@ -57,11 +42,18 @@ export async function runConfigCommand(argv: string[], io: CommandOutput = proce
 }
 
 function parse(argv: string[]) {
-  return parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: { "require-env": { type: "boolean" }, help: { type: "boolean", short: "h" } },
   });
+  if (values.help) return "help" as const;
+  const [sub, path, ...extra] = positionals;
+  if (sub === undefined) throw new UsageError('expected "config validate <file or folder>"');
+  if (sub !== "validate") throw new UsageError(`unknown subcommand "${sub}" (expected validate)`);
+  if (path === undefined || path.trim() === "") throw new UsageError("validate: expected a file or folder");
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  return { path, requireEnv: values["require-env"] === true };
 }
 
 /** A pool's gateway queue and saturation bounds, in one line. */

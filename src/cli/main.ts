@@ -32,9 +32,13 @@ const commands: Record<string, () => Promise<Command>> = {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === "help" || name === "--help" || name === "-h") {
+  if (!name) {
+    process.stderr.write(`tokengate: expected a command\n\n${USAGE}`);
+    return 2;
+  }
+  if (name === "help" || name === "--help" || name === "-h") {
     process.stdout.write(USAGE);
-    return name ? 0 : 1;
+    return 0;
   }
   if (name === "--version" || name === "version") {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -48,15 +52,15 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`tokengate: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
-  return (await load())(rest);
+  try {
+    return await (await load())(rest);
+  } catch (err) {
+    // Flags are checked by each command (exit 2); what gets here failed while running (a port in use).
+    process.stderr.write(`tokengate ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`tokengate: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 2;
-  },
-);
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

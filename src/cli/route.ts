@@ -1,6 +1,5 @@
 // `tokengate route explain`: shows which pool a request would go to and why, without sending anything.
 import { readFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import { formatConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/loader.js";
 import { GatewayError } from "../errors/gateway-error.js";
@@ -8,7 +7,7 @@ import { planSummary } from "../plan/plan-summary.js";
 import { planRequest, type RequestPlan, RouteRefusal } from "../plan/request-plan.js";
 import type { ChatMessageLike } from "../profile/token-estimate.js";
 import type { RouteDecision } from "../route/route-decision.js";
-import { type CommandOutput, processOutput } from "./config.js";
+import { type CommandOutput, intFlag, parseFlags, processOutput, UsageError, usageFailure } from "./args.js";
 
 export const ROUTE_USAGE = `Usage: tokengate route explain --config <path> --task <task> --input-tokens <n> [options]
        tokengate route explain --config <path> --request <body.json> [options]
@@ -32,13 +31,44 @@ Options:
 
 With --gateway, the running gateway answers instead (POST /admin/explain): the route decision and the
 endpoint picker's filters, top scores and mode against the live pool, still without sending the request.
-Exit status: 0 routed, 1 rejected or invalid config, 2 usage.
+Exit status: 0 routed, 1 rejected, invalid config or no answer from --gateway, 2 usage.
 `;
 
 /** `route explain --gateway`: asks a running gateway, which knows the live endpoints and the prefix index. */
 async function explainLive(argv: string[], io: CommandOutput): Promise<number> {
-  const { values } = parseArgs({
+  let values: ReturnType<typeof readLiveArgs>;
+  let body: unknown;
+  try {
+    values = readLiveArgs(argv);
+    body = await readJson(values.request);
+  } catch (err) {
+    return usageFailure("route", err, ROUTE_USAGE, io);
+  }
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (values.task) headers["x-ai-task"] = values.task;
+  if (values.class) headers["x-ai-request-class"] = values.class;
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(`${values.gateway.replace(/\/$/, "")}/admin/explain`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ kind: values.completion ? "completion" : "chat", body }),
+    });
+    text = await res.text();
+  } catch (err) {
+    const cause = (err as Error & { cause?: Error }).cause?.message ?? (err as Error).message;
+    io.err(`tokengate route: --gateway ${values.gateway}: no answer (${cause})\n`);
+    return 1;
+  }
+  io.out(`${text.startsWith("{") ? JSON.stringify(JSON.parse(text), null, 2) : text}\n`);
+  return res.ok && !text.includes('"error"') ? 0 : 1;
+}
+
+function readLiveArgs(argv: string[]) {
+  const { values, positionals } = parseFlags({
     args: argv,
+    allowPositionals: true,
     options: {
       gateway: { type: "string" },
       request: { type: "string" },
@@ -47,36 +77,24 @@ async function explainLive(argv: string[], io: CommandOutput): Promise<number> {
       completion: { type: "boolean" },
     },
   });
-  if (!values.gateway || !values.request) {
-    io.err(`tokengate route: --gateway needs --request <body.json>\n\n${ROUTE_USAGE}`);
-    return 2;
-  }
-  const body = JSON.parse(await readFile(values.request, "utf8")) as unknown;
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (values.task) headers["x-ai-task"] = values.task;
-  if (values.class) headers["x-ai-request-class"] = values.class;
-  const res = await fetch(`${values.gateway.replace(/\/$/, "")}/admin/explain`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ kind: values.completion ? "completion" : "chat", body }),
-  });
-  const text = await res.text();
-  io.out(`${text.startsWith("{") ? JSON.stringify(JSON.parse(text), null, 2) : text}\n`);
-  return res.ok && !text.includes('"error"') ? 0 : 1;
+  if (positionals.length !== 1 || positionals[0] !== "explain")
+    throw new UsageError('expected "route explain --gateway <admin url> --request <body.json>"');
+  const gateway = values.gateway!;
+  if (!/^https?:\/\/[^/\s]+/.test(gateway))
+    throw new UsageError(
+      `--gateway: expected the admin listener's http:// or https:// URL, got "${gateway}"`,
+    );
+  if (!values.request) throw new UsageError("--gateway needs --request <body.json>");
+  return { ...values, gateway, request: values.request };
 }
 
 export async function runRouteCommand(argv: string[], io: CommandOutput = processOutput): Promise<number> {
-  if (argv.includes("--gateway"))
-    return explainLive(
-      argv.filter((a) => a !== "explain"),
-      io,
-    );
+  if (argv.some((a) => a === "--gateway" || a.startsWith("--gateway="))) return explainLive(argv, io);
   let args: Awaited<ReturnType<typeof readArgs>>;
   try {
     args = await readArgs(argv);
   } catch (err) {
-    io.err(`tokengate route: ${err instanceof Error ? err.message : String(err)}\n\n${ROUTE_USAGE}`);
-    return 2;
+    return usageFailure("route", err, ROUTE_USAGE, io);
   }
   if (args === "help") {
     io.out(ROUTE_USAGE);
@@ -180,7 +198,7 @@ function describeDecision(d: RouteDecision, inputSource: string): string {
 }
 
 async function readArgs(argv: string[]) {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {
@@ -198,12 +216,15 @@ async function readArgs(argv: string[]) {
     },
   });
   if (values.help) return "help" as const;
-  if (positionals.length !== 1 || positionals[0] !== "explain") throw new Error('expected "route explain"');
-  if (!values.config) throw new Error("--config is required");
+  if (positionals.length !== 1 || positionals[0] !== "explain")
+    throw new UsageError(
+      positionals[0] === "explain" ? `unexpected argument "${positionals[1]}"` : 'expected "route explain"',
+    );
+  if (!values.config) throw new UsageError("--config is required");
   const body = values.request ? await readBody(values.request) : {};
-  const inputTokens = count(values["input-tokens"], "--input-tokens", 0);
+  const inputTokens = intFlag(values["input-tokens"], "input-tokens", 0);
   if (inputTokens === undefined && !values.request)
-    throw new Error("give --input-tokens, or --request with messages or prompt");
+    throw new UsageError("give --input-tokens, or --request with messages or prompt");
   return {
     config: values.config,
     json: values.json ?? false,
@@ -211,7 +232,7 @@ async function readArgs(argv: string[]) {
     body,
     requestFile: values.request ?? null,
     inputTokens,
-    maxTokens: count(values["max-tokens"], "--max-tokens", 1),
+    maxTokens: intFlag(values["max-tokens"], "max-tokens", 1),
     task: values.task ?? null,
     requestClass: values.class ?? null,
     tenant: values.tenant ?? null,
@@ -230,19 +251,23 @@ interface RequestBody {
   task?: unknown;
 }
 
-async function readBody(file: string): Promise<RequestBody> {
-  let value: unknown;
+/** The JSON in a --request file (sent as it is to a live gateway, which checks it). */
+async function readJson(file: string): Promise<unknown> {
   try {
-    value = JSON.parse(await readFile(file, "utf8"));
+    return JSON.parse(await readFile(file, "utf8"));
   } catch (err) {
-    throw new Error(`--request ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`--request ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+async function readBody(file: string): Promise<RequestBody> {
+  const value = await readJson(file);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new Error(`--request ${file}: expected a JSON object`);
+    throw new UsageError(`--request ${file}: expected a JSON object`);
   }
   const b = value as Record<string, unknown>;
   const check = (ok: boolean, field: string, what: string) => {
-    if (!ok) throw new Error(`--request ${file}: ${field} must be ${what}`);
+    if (!ok) throw new UsageError(`--request ${file}: ${field} must be ${what}`);
   };
   check(b.model === undefined || typeof b.model === "string", "model", "a string");
   check(b.messages === undefined || Array.isArray(b.messages), "messages", "a list");
@@ -270,15 +295,6 @@ async function readBody(file: string): Promise<RequestBody> {
 function headerArg(text: string): [string, string] {
   const i = text.indexOf(":");
   const name = i > 0 ? text.slice(0, i).trim().toLowerCase() : "";
-  if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`--header: expected "name: value", got "${text}"`);
+  if (!/^[a-z0-9-]+$/.test(name)) throw new UsageError(`--header: expected "name: value", got "${text}"`);
   return [name, text.slice(i + 1).trim()];
-}
-
-function count(v: string | undefined, flag: string, min: number): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) {
-    throw new Error(`${flag}: expected an integer >= ${min}, got "${v}"`);
-  }
-  return n;
 }

@@ -1,8 +1,7 @@
 // `tokengate sim`: runs simulated vLLM/SGLang replicas in this process, from flags or a fleet file.
 
-import { parseArgs } from "node:util";
 import { apiKeyProblem } from "../sim/api-key.js";
-import { type EngineOverrides, makeEngineConfig } from "../sim/engine-config.js";
+import { type EngineOverrides, engineConfigProblem, makeEngineConfig } from "../sim/engine-config.js";
 import { type FleetSpec, loadFleetFile, type RunningFleet, startFleet } from "../sim/fleet.js";
 import {
   type FramingOptions,
@@ -13,6 +12,7 @@ import {
 } from "../sim/framing.js";
 import { PROFILES } from "../sim/profiles.js";
 import { modelVersionProblem, parseLoraModule } from "../sim/served-models.js";
+import { intFlag, numberFlag, parseFlags, portFlag, textFlag, UsageError, usageFailure } from "./args.js";
 
 export const SIM_USAGE = `Usage: tokengate sim [options]
        tokengate sim --fleet <fleet.yaml>
@@ -72,80 +72,97 @@ Options:
 
 const num = { type: "string" } as const;
 
-function flagNumber(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name}: expected a number ≥ 0, got "${v}"`);
-  return n;
-}
+const SIM_OPTIONS = {
+  replicas: num,
+  port: num,
+  host: num,
+  profile: num,
+  model: num,
+  "model-version": num,
+  dialect: num,
+  seed: num,
+  "api-key": num,
+  "max-model-len": num,
+  "max-num-seqs": num,
+  "max-num-batched-tokens": num,
+  "num-gpu-blocks": num,
+  "block-size": num,
+  "no-enable-chunked-prefill": { type: "boolean" },
+  "no-enable-prefix-caching": { type: "boolean" },
+  "long-prefill-token-threshold": num,
+  "beta0-us": num,
+  "beta1-us": num,
+  "beta2-us": num,
+  "beta3-us": num,
+  "api-server-us": num,
+  "enable-lora": { type: "boolean" },
+  "lora-modules": num,
+  "max-loras": num,
+  "lora-load-ms": num,
+  "output-len-dist": num,
+  "stream-interval": num,
+  "sse-line-ending": num,
+  "sse-data-space": num,
+  "json-style": num,
+  "error-rate": num,
+  "crash-after-requests": num,
+  "crash-at-ms": num,
+  "restart-after-ms": num,
+  "stall-after-tokens": num,
+  "stall-ms": num,
+  "metrics-delay-ms": num,
+  "health-fail": { type: "boolean" },
+  "health-delay-ms": num,
+  "max-waiting": num,
+} as const;
+
+/** The flags that take integers, with their least value; the rest of the numeric flags take decimals ≥ 0. */
+const INTEGER_FLAGS: Partial<Record<keyof typeof SIM_OPTIONS, number>> = {
+  replicas: 1,
+  seed: 0,
+  "max-model-len": 1,
+  "max-num-seqs": 1,
+  "max-num-batched-tokens": 1,
+  "num-gpu-blocks": 1,
+  "block-size": 1,
+  "long-prefill-token-threshold": 0,
+  "max-loras": 1,
+  "stream-interval": 1,
+  "crash-after-requests": 0,
+  "stall-after-tokens": 0,
+  "max-waiting": 0,
+};
 
 function loraModulesFlag(v: string): string[] {
   const specs = v.split(",").map((s) => s.trim());
   for (const s of specs) {
-    if (!parseLoraModule(s)) throw new Error(`--lora-modules: expected name or name=path, got "${s}"`);
+    if (!parseLoraModule(s)) throw new UsageError(`--lora-modules: expected name or name=path, got "${s}"`);
   }
   return specs;
 }
 
 /**
  * Builds a one-group fleet from command-line flags. `env` supplies VLLM_API_KEY when --api-key is
- * absent, as vLLM reads it (a fleet file names its keys itself).
+ * absent, as vLLM reads it (a fleet file names its keys itself). Throws UsageError naming the flag.
  */
 export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): FleetSpec {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      replicas: num,
-      port: num,
-      host: num,
-      profile: num,
-      model: num,
-      "model-version": num,
-      dialect: num,
-      seed: num,
-      "api-key": num,
-      "max-model-len": num,
-      "max-num-seqs": num,
-      "max-num-batched-tokens": num,
-      "num-gpu-blocks": num,
-      "block-size": num,
-      "no-enable-chunked-prefill": { type: "boolean" },
-      "no-enable-prefix-caching": { type: "boolean" },
-      "long-prefill-token-threshold": num,
-      "beta0-us": num,
-      "beta1-us": num,
-      "beta2-us": num,
-      "beta3-us": num,
-      "api-server-us": num,
-      "enable-lora": { type: "boolean" },
-      "lora-modules": num,
-      "max-loras": num,
-      "lora-load-ms": num,
-      "output-len-dist": num,
-      "stream-interval": num,
-      "sse-line-ending": num,
-      "sse-data-space": num,
-      "json-style": num,
-      "error-rate": num,
-      "crash-after-requests": num,
-      "crash-at-ms": num,
-      "restart-after-ms": num,
-      "stall-after-tokens": num,
-      "stall-ms": num,
-      "metrics-delay-ms": num,
-      "health-fail": { type: "boolean" },
-      "health-delay-ms": num,
-      "max-waiting": num,
-    },
-    strict: true,
-  });
-  const n = (k: keyof typeof values) => flagNumber(values[k] as string | undefined, k);
+  const { values } = parseFlags({ args: argv, options: SIM_OPTIONS });
+  type NumericFlag = {
+    [K in keyof typeof SIM_OPTIONS]: (typeof SIM_OPTIONS)[K]["type"] extends "string" ? K : never;
+  }[keyof typeof SIM_OPTIONS];
+  const n = (k: NumericFlag): number | undefined => {
+    const v = values[k] as string | undefined;
+    if (k === "port") return portFlag(v);
+    if (k === "error-rate") return numberFlag(v, k, 0, 1);
+    const least = INTEGER_FLAGS[k];
+    return least === undefined ? numberFlag(v, k, 0) : intFlag(v, k, least);
+  };
   const dialect = values.dialect ?? "vllm";
   if (dialect !== "vllm" && dialect !== "sglang")
-    throw new Error(`--dialect: expected vllm or sglang, got "${dialect}"`);
+    throw new UsageError(`--dialect: expected vllm or sglang, got "${dialect}"`);
   const dist = values["output-len-dist"] ?? "max";
   if (dist !== "max" && dist !== "uniform")
-    throw new Error(`--output-len-dist: expected max or uniform, got "${dist}"`);
+    throw new UsageError(`--output-len-dist: expected max or uniform, got "${dist}"`);
   const engine: EngineOverrides = {
     maxModelLen: n("max-model-len"),
     maxNumSeqs: n("max-num-seqs"),
@@ -167,16 +184,21 @@ export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.
   };
   const profile = values.profile ?? "h100-llama8b";
   const model = values.model ?? "sim-model";
-  makeEngineConfig(profile, model, engine); // fails early on an unknown profile or impossible sizes
+  if (!Object.hasOwn(PROFILES, profile))
+    throw new UsageError(
+      `--profile: unknown profile "${profile}" (known: ${Object.keys(PROFILES).join(", ")})`,
+    );
+  const sizes = engineConfigProblem(makeEngineConfig(profile, model, engine));
+  if (sizes) throw new UsageError(sizes);
   const modelVersion = values["model-version"];
   if (modelVersion !== undefined) {
     const problem = modelVersionProblem(modelVersion);
-    if (problem) throw new Error(`--model-version: ${problem}`);
+    if (problem) throw new UsageError(`--model-version: ${problem}`);
   }
   const apiKey = values["api-key"] ?? (env.VLLM_API_KEY || undefined);
   if (apiKey !== undefined) {
     const problem = apiKeyProblem(apiKey);
-    if (problem) throw new Error(`--api-key: ${problem}`);
+    if (problem) throw new UsageError(`--api-key: ${problem}`);
   }
   const framing: Record<string, string> = {};
   for (const [flag, key, allowed] of [
@@ -187,7 +209,7 @@ export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.
     const v = values[flag];
     if (v === undefined) continue;
     if (!isOneOf<string>(allowed, v))
-      throw new Error(`--${flag}: expected ${allowed.join(", ")}, got "${v}"`);
+      throw new UsageError(`--${flag}: expected ${allowed.join(", ")}, got "${v}"`);
     framing[key] = v;
   }
   const faults: Record<string, unknown> = {};
@@ -204,21 +226,27 @@ export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.
   setFault("healthDelayMs", n("health-delay-ms"));
   setFault("maxWaiting", n("max-waiting"));
   if (values["health-fail"]) faults.healthFail = true;
+  const replicas = n("replicas") ?? 1;
+  const port = n("port") ?? 8000;
+  if (port !== 0 && port + replicas - 1 > 65535)
+    throw new UsageError(`--replicas: ${replicas} replicas from --port ${port} would pass port 65535`);
+  const host = textFlag(values.host, "host", "an address to listen on") ?? "127.0.0.1";
+  if (values.model !== undefined) textFlag(values.model, "model", "a model name");
   return {
     name: "sim",
-    host: values.host ?? "127.0.0.1",
+    host,
     seed: n("seed") ?? 0,
     groups: [
       {
         name: "sim",
-        replicas: Math.max(1, n("replicas") ?? 1),
-        port: n("port") ?? 8000,
+        replicas,
+        port,
         profile,
         model,
         dialect,
         engine,
         outputLenDist: dist,
-        streamInterval: Math.max(1, n("stream-interval") ?? 1),
+        streamInterval: n("stream-interval") ?? 1,
         faults,
         ...(modelVersion !== undefined ? { modelVersion } : {}),
         ...(apiKey !== undefined ? { apiKey } : {}),
@@ -237,19 +265,34 @@ export function describeFleet(fleet: RunningFleet): string {
   return `${fleet.replicas.length} simulated replica(s):\n${lines.join("\n")}`;
 }
 
+/** `--fleet <file>` alone, or the flags of one group; "help" for --help. Throws UsageError. */
+function readSimArgs(argv: string[]): FleetSpec | "help" {
+  const { values } = parseFlags({
+    args: argv,
+    options: { ...SIM_OPTIONS, fleet: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+  if (values.help) return "help";
+  if (values.fleet === undefined) return fleetFromFlags(argv);
+  const other = Object.keys(values).find((k) => k !== "fleet");
+  if (other) throw new UsageError(`--fleet: cannot be combined with --${other} (the fleet file sets it)`);
+  const file = textFlag(values.fleet, "fleet", "a SimFleet file")!;
+  try {
+    return loadFleetFile(file);
+  } catch (err) {
+    throw new UsageError(`--fleet: ${(err as Error).message}`);
+  }
+}
+
 export async function runSimCommand(argv: string[]): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) {
+  let spec: FleetSpec | "help";
+  try {
+    spec = readSimArgs(argv);
+  } catch (err) {
+    return usageFailure("sim", err, SIM_USAGE);
+  }
+  if (spec === "help") {
     process.stdout.write(SIM_USAGE);
     return 0;
-  }
-  let spec: FleetSpec;
-  const fi = argv.indexOf("--fleet");
-  if (fi >= 0) {
-    const file = argv[fi + 1];
-    if (!file) throw new Error("--fleet needs a file");
-    spec = loadFleetFile(file);
-  } else {
-    spec = fleetFromFlags(argv);
   }
   const fleet = await startFleet(spec);
   process.stdout.write(`${describeFleet(fleet)}\n`);

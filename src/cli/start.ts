@@ -4,11 +4,35 @@
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { loadFleetFile, startFleet } from "../sim/fleet.js";
+import { parseFlags, UsageError, usageFailure } from "./args.js";
 import { startGateway } from "./gateway.js";
 import { describeFleet, waitForSignal } from "./sim.js";
 
+export const START_USAGE = `Usage: tokengate start [dir]
+
+Runs seed 004's support-summary platform on this machine: the simulated engines of <dir>/fleet.yaml and
+the gateway in front of them, configured by the other YAML files of <dir> (default: the example in
+examples/support-summary/). Stop with Ctrl-C.
+`;
+
 export async function runStartCommand(argv: string[]): Promise<number> {
-  const dir = argv[0] ?? fileURLToPath(new URL("../../examples/support-summary/", import.meta.url));
+  let args: { help: boolean; dir: string | undefined };
+  try {
+    const { values, positionals } = parseFlags({
+      args: argv,
+      allowPositionals: true,
+      options: { help: { type: "boolean", short: "h" } },
+    });
+    if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+    args = { help: values.help === true, dir: positionals[0] };
+  } catch (err) {
+    return usageFailure("start", err, START_USAGE);
+  }
+  if (args.help) {
+    process.stdout.write(START_USAGE);
+    return 0;
+  }
+  const dir = args.dir ?? fileURLToPath(new URL("../../examples/support-summary/", import.meta.url));
   // The example trusts a local entry service that proves itself with a shared secret; make one up for the demo.
   process.env.TOKENGATE_UPSTREAM_SECRET ??= randomBytes(12).toString("hex");
   const fleet = await startFleet(loadFleetFile(`${dir}/fleet.yaml`));

@@ -23,6 +23,7 @@ import { TokenCorrection } from "../profile/token-correction.js";
 import { RetryBudget } from "../proxy/retry-budget.js";
 import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
+import { ProcessMetrics } from "../telemetry/process-metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { routeAdmin, sendJson } from "./admin-routes.js";
 import { handleCompletion } from "./completion-handler.js";
@@ -71,6 +72,10 @@ export class Gateway implements GatewayRuntime {
   private readonly loopDelay = new LoopDelayMonitor(10_000, 10, (w) =>
     this.log.event("gateway.loop-stall", { max_ms: w.maxMs, p99_ms: w.p99Ms, window_s: 10 }),
   );
+  /** process_* and nodejs_* on /metrics, read at scrape time; the loop figures from the monitor above. */
+  private readonly processMetrics = new ProcessMetrics(this.metrics.registry, {
+    loopDelay: () => this.loopDelay.last,
+  });
 
   constructor(config: GatewayConfigSet, opts: GatewayOptions = {}) {
     this.config = config;
@@ -175,6 +180,7 @@ export class Gateway implements GatewayRuntime {
   /** Listens, and waits (briefly) for the first health checks so the first requests find endpoints. */
   async start(): Promise<void> {
     this.loopDelay.start();
+    this.processMetrics.start();
     this.monitor.start();
     this.flow.start();
     // Each endpoint's share of the prefix index follows the KV cache its engine reports.
@@ -276,6 +282,7 @@ export class Gateway implements GatewayRuntime {
 
   private async stopNow(): Promise<void> {
     this.loopDelay.stop();
+    this.processMetrics.stop();
     if (this.capacityTimer) clearInterval(this.capacityTimer);
     this.flow.stop();
     await this.monitor.stop();

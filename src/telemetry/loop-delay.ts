@@ -10,13 +10,28 @@ export interface LoopDelayWindow {
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
+  /** The rest of the window's figures, for nodejs_eventloop_lag_* (same units, same window). */
+  minMs: number | null;
+  meanMs: number | null;
+  stddevMs: number | null;
+  p90Ms: number | null;
 }
+
+const EMPTY: LoopDelayWindow = {
+  p50Ms: null,
+  p99Ms: null,
+  maxMs: null,
+  minMs: null,
+  meanMs: null,
+  stddevMs: null,
+  p90Ms: null,
+};
 
 export class LoopDelayMonitor {
   private readonly histogram: IntervalHistogram;
   private readonly resolutionNs: number;
   private timer: NodeJS.Timeout | null = null;
-  last: LoopDelayWindow = { p50Ms: null, p99Ms: null, maxMs: null };
+  last: LoopDelayWindow = EMPTY;
 
   constructor(
     readonly windowMs = 10_000,
@@ -49,8 +64,17 @@ export class LoopDelayMonitor {
     const ms = (ns: number) => Math.round(Math.max(0, ns - this.resolutionNs) / 1e3) / 1e3;
     this.last =
       h.count === 0
-        ? { p50Ms: null, p99Ms: null, maxMs: null }
-        : { p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max) };
+        ? EMPTY
+        : {
+            p50Ms: ms(h.percentile(50)),
+            p99Ms: ms(h.percentile(99)),
+            maxMs: ms(h.max),
+            minMs: ms(h.min),
+            meanMs: ms(h.mean),
+            // A spread, not a delay: the interval is not subtracted.
+            stddevMs: Math.round(h.stddev / 1e3) / 1e3,
+            p90Ms: ms(h.percentile(90)),
+          };
     h.reset();
     if (this.onStall && this.last.maxMs !== null && this.last.maxMs >= this.stallMs) this.onStall(this.last);
     return this.last;

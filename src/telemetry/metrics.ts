@@ -26,6 +26,11 @@ export class CounterChild implements MetricChild {
     this.value += n;
   }
 
+  /** Mirrors a total kept elsewhere (the process's CPU time, read at scrape): it never moves back. */
+  setTotal(total: number): void {
+    if (total > this.value) this.value = total;
+  }
+
   zero(): void {
     this.value = 0;
   }

@@ -101,9 +101,13 @@ export class RequestLog {
   /** Every event too (tests). */
   eventListener: ((event: string, fields: Record<string, unknown>) => void) | null = null;
   private readonly discard: boolean;
+  /** The file's path when the destination is a file (reopened on SIGUSR2), else null. */
+  readonly path: string | null;
+  private closed = false;
 
-  constructor(destination: string) {
+  constructor(readonly destination: string) {
     this.discard = destination === "none";
+    this.path = null;
     if (destination === "stdout") {
       this.out = process.stdout;
     } else if (destination === "stderr") {
@@ -113,6 +117,7 @@ export class RequestLog {
       this.write = (line) => this.listener?.(line);
     } else {
       this.out = null;
+      this.path = destination;
       this.fd = openSync(destination, "a");
     }
   }
@@ -156,8 +161,50 @@ export class RequestLog {
     else this.out?.write(text);
   }
 
+  /**
+   * Writes what is buffered with one synchronous write, for a process about to end (an uncaught
+   * exception, exit, a fatal signal): even stdout and stderr are written with `writeSync` on their
+   * descriptor, since an asynchronous stream write would not leave before the process does.
+   */
+  flushSync(): void {
+    if (this.buffer.length === 0 || this.closed) return;
+    if (this.fd !== null || this.out === null) return this.flush();
+    this.scheduled = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const text = `${this.buffer.join("\n")}\n`;
+    this.buffer = [];
+    this.writeFile(this.out === process.stderr ? 2 : 1, text);
+  }
+
+  /**
+   * Reopens the file by its path (after a rotation moved it away: `mv access.log access.log.1`, then
+   * SIGUSR2): what is buffered goes to the old file first, and the next lines to a new file at the path.
+   * If the path cannot be opened, lines keep going to the old file. False when there is no file.
+   */
+  reopen(): boolean {
+    if (this.path === null || this.fd === null || this.closed) return false;
+    this.flush();
+    let fd: number;
+    try {
+      fd = openSync(this.path, "a");
+    } catch (err) {
+      process.stderr.write(
+        `tokengate: cannot reopen the request log ${this.path}, still writing to the old file: ${(err as Error).message}\n`,
+      );
+      return false;
+    }
+    const old = this.fd;
+    this.fd = fd;
+    this.failed = false;
+    closeSync(old);
+    this.event("log.reopened", { path: this.path });
+    return true;
+  }
+
   async close(): Promise<void> {
     this.flush();
+    this.closed = true;
     if (this.fd !== null) {
       closeSync(this.fd);
       this.fd = null;
