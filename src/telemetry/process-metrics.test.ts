@@ -195,22 +195,4 @@ describe("ProcessMetrics", () => {
     assert.equal(m.get("nodejs_version_info")?.[0]?.value, 1, "set again at the scrape after a reset");
     assert.ok((m.get("process_start_time_seconds")?.[0]?.value ?? 0) > 1.6e9);
   });
-
-  it("a scrape of the process families costs well under a millisecond", (t) => {
-    const r = new MetricsRegistry();
-    const pm = new ProcessMetrics(r, { loopDelay: () => window });
-    pm.start();
-    t.after(() => pm.stop());
-    r.expose();
-    const n = 200;
-    const t0 = performance.now();
-    const cpu0 = process.cpuUsage();
-    for (let i = 0; i < n; i++) r.expose();
-    const cpu = process.cpuUsage(cpu0);
-    const us = (cpu.user + cpu.system) / n;
-    const wallUs = ((performance.now() - t0) * 1000) / n;
-    t.diagnostic(`process families: ${us.toFixed(0)} µs of CPU a scrape (${wallUs.toFixed(0)} µs wall)`);
-    // CPU time, which other load on the machine inflates less than wall time: ~130 µs when quiet.
-    assert.ok(us < 2000, `${us} µs`);
-  });
 });
