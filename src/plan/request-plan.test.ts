@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { loadConfigTexts } from "../config/loader.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import { TokenCorrection } from "../profile/token-correction.js";
 import { planRequest } from "./request-plan.js";
 
@@ -101,5 +102,23 @@ describe("planRequest", () => {
       Array.from(adapter.pickRequest.blockHashes),
       Array.from(base.pickRequest.blockHashes),
     );
+  });
+});
+
+describe("planRequest refusals", () => {
+  const refusal = (kind: "chat" | "completion", b: Record<string, unknown>) => {
+    try {
+      planRequest(config(), null, { kind, body: b, headers: {}, tenant: null });
+    } catch (err) {
+      assert.ok(err instanceof GatewayError, `a GatewayError, not ${(err as Error).stack}`);
+      return err;
+    }
+    assert.fail("planned");
+  };
+
+  it("refuses a body nested too deeply for JSON.stringify with invalid_request on body, not a RangeError", () => {
+    const deep = JSON.parse(`${"[".repeat(20000)}${"]".repeat(20000)}`);
+    const e = refusal("chat", body("chat", 3, { extra: deep }));
+    assert.deepEqual([e.code, e.status, e.param], ["invalid_request", 400, "body"]);
   });
 });

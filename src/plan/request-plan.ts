@@ -112,7 +112,22 @@ function upstreamBodyOf(profile: RequestProfile, decision: RouteDecision): Buffe
     const so = (profile.body.stream_options as Record<string, unknown> | undefined) ?? {};
     body.stream_options = { ...so, include_usage: true };
   }
-  return Buffer.from(JSON.stringify(body));
+  return Buffer.from(stringifyBody(body));
+}
+
+/**
+ * JSON.parse reads any depth, JSON.stringify recurses and overflows the stack a few thousand levels
+ * down: such a body is the caller's fault (a 400), not a RangeError escaping as a 500.
+ */
+function stringifyBody(body: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(body);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new GatewayError("invalid_request", "the request body nests arrays or objects too deeply", {
+      param: "body",
+    });
+  }
 }
 
 function pickRequestOf(

@@ -1,5 +1,5 @@
 // Pins the profile stage's refusals of malformed chat messages and fields: each is a GatewayError(400)
-// naming the field, where a TypeError once escaped (found by request-plan.fuzz.test.ts).
+// naming the field, where a TypeError or RangeError once escaped (found by request-plan.fuzz.test.ts).
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -69,5 +69,23 @@ describe("profileRequest refusals", () => {
       {},
     );
     assert.ok(p.inputTokensRaw > 0);
+  });
+
+  it("shows an array or object max_tokens by its kind, so one nested too deeply for JSON.stringify is refused", () => {
+    const deep = JSON.parse(`${"[".repeat(20000)}${"]".repeat(20000)}`);
+    assert.deepEqual(refusal(chat({}, { max_tokens: deep })), {
+      code: "invalid_request",
+      param: "max_tokens",
+      message: "max_tokens must be a positive integer, got an array",
+    });
+    assert.equal(
+      refusal(chat({}, { max_tokens: { n: 1 } })).message,
+      "max_tokens must be a positive integer, got an object",
+    );
+    assert.equal(
+      refusal(chat({}, { max_tokens: "x".repeat(100_000) })).message.length,
+      "max_tokens must be a positive integer, got ".length + 41,
+      "a long string is cut short",
+    );
   });
 });

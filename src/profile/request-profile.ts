@@ -62,9 +62,20 @@ function optionalPositiveInt(body: Record<string, unknown>, key: string): number
   const v = body[key];
   if (v === undefined || v === null) return null;
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
-    throw invalid(`${key} must be a positive integer, got ${JSON.stringify(v)}`, key);
+    throw invalid(`${key} must be a positive integer, got ${shown(v)}`, key);
   }
   return v;
+}
+
+/**
+ * A value as an error message shows it: a scalar's JSON, cut short; an array or object by its kind (its
+ * JSON could be megabytes, or nested too deeply for JSON.stringify, which then throws a RangeError).
+ */
+function shown(v: unknown): string {
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object" && v !== null) return "an object";
+  const s = JSON.stringify(v);
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
 }
 
 function checkMessages(v: unknown): ChatMessageLike[] {
