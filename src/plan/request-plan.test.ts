@@ -116,6 +116,35 @@ describe("planRequest refusals", () => {
     assert.fail("planned");
   };
 
+  it("names prompt, not messages, when a completion is too large for every pool", () => {
+    const e = refusal("completion", { model: "chat", prompt: "word ".repeat(200_000) });
+    assert.equal(e.code, "context_length_exceeded");
+    assert.equal(e.param, "prompt");
+    assert.equal(refusal("chat", body("chat", 200_000)).param, "messages");
+  });
+
+  it("names max_completion_tokens when that is what a chat request sent over the pool's limit", () => {
+    const strict = loadConfigTexts({
+      ...CONFIG,
+      "route.yaml": CONFIG["route.yaml"].replace(
+        "maxOutputTokens: 100 }\n        - { name: large",
+        "maxOutputTokens: 100, outputTokensPolicy: reject }\n        - { name: large",
+      ),
+    });
+    assert.ok(strict.ok);
+    const plan = (b: Record<string, unknown>) => {
+      try {
+        planRequest(strict.config, null, { kind: "chat", body: b, headers: {}, tenant: null });
+      } catch (err) {
+        return err as GatewayError;
+      }
+      assert.fail("planned");
+    };
+    const e = plan(body("chat", 10, { max_completion_tokens: 500 }));
+    assert.deepEqual([e.code, e.param], ["max_tokens_exceeded", "max_completion_tokens"]);
+    assert.equal(plan(body("chat", 10, { max_tokens: 500 })).param, "max_tokens");
+  });
+
   it("refuses a body nested too deeply for JSON.stringify with invalid_request on body, not a RangeError", () => {
     const deep = JSON.parse(`${"[".repeat(20000)}${"]".repeat(20000)}`);
     const e = refusal("chat", body("chat", 3, { extra: deep }));

@@ -72,7 +72,7 @@ export function planRequest(
     },
     { explain: opts.explain ?? false },
   );
-  if (!decision.ok) throw new RouteRefusal(decision);
+  if (!decision.ok) throw new RouteRefusal(withParamSent(profile, decision));
   return {
     profile,
     decision,
@@ -95,6 +95,19 @@ export class RouteRefusal extends GatewayError {
     });
     this.explain = r.explain;
   }
+}
+
+/**
+ * The refusal naming the field this request sent: routing names the chat fields (`messages`,
+ * `max_tokens`), but a completion's input is its `prompt`, and a chat request may have sent
+ * `max_completion_tokens` instead.
+ */
+function withParamSent(profile: RequestProfile, r: RouteRejection): RouteRejection {
+  let param = r.param;
+  if (param === "messages" && profile.kind === "completion") param = "prompt";
+  else if (param === "max_tokens" && profile.kind === "chat" && profile.body.max_completion_tokens != null)
+    param = "max_completion_tokens";
+  return param === r.param ? r : { ...r, param };
 }
 
 function upstreamBodyOf(profile: RequestProfile, decision: RouteDecision): Buffer {
