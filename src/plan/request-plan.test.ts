@@ -105,6 +105,23 @@ describe("planRequest", () => {
   });
 });
 
+describe("planRequest upstream body", () => {
+  it("sends no stream_options when the request does not stream, as vLLM refuses them there", () => {
+    const sent = (extra: Record<string, unknown>) =>
+      JSON.parse(
+        planRequest(config(), null, {
+          kind: "chat",
+          body: body("chat", 3, { stream_options: { include_usage: true }, ...extra }),
+          headers: {},
+          tenant: null,
+        }).upstreamBody.toString(),
+      );
+    assert.equal(sent({}).stream_options, undefined);
+    assert.equal(sent({ stream: false }).stream_options, undefined);
+    assert.deepEqual(sent({ stream: true }).stream_options, { include_usage: true });
+  });
+});
+
 describe("planRequest refusals", () => {
   const refusal = (kind: "chat" | "completion", b: Record<string, unknown>) => {
     try {

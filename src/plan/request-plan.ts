@@ -124,6 +124,9 @@ function upstreamBodyOf(profile: RequestProfile, decision: RouteDecision): Buffe
     // Always ask for usage upstream: it settles token accounting; the frame is dropped if the caller did not ask.
     const so = (profile.body.stream_options as Record<string, unknown> | undefined) ?? {};
     body.stream_options = { ...so, include_usage: true };
+  } else {
+    // Without a stream they mean nothing, and vLLM refuses them ("only when stream is true").
+    delete body.stream_options;
   }
   return Buffer.from(stringifyBody(body));
 }
