@@ -83,6 +83,11 @@ describe("profileRequest refusals", () => {
       "max_tokens must be a positive integer, got an object",
     );
     assert.equal(
+      refusal(JSON.parse('{"model":"m","messages":[{"role":"user"}],"max_tokens":1e999}')).message,
+      "max_tokens must be a positive integer, got Infinity",
+      "not null, as JSON.stringify(Infinity) would show it",
+    );
+    assert.equal(
       refusal(chat({}, { max_tokens: "x".repeat(100_000) })).message.length,
       "max_tokens must be a positive integer, got ".length + 41,
       "a long string is cut short",

@@ -74,7 +74,8 @@ function optionalPositiveInt(body: Record<string, unknown>, key: string): number
 function shown(v: unknown): string {
   if (Array.isArray(v)) return "an array";
   if (typeof v === "object" && v !== null) return "an object";
-  const s = JSON.stringify(v);
+  // 1e999 parses as Infinity, which JSON.stringify would show as null.
+  const s = typeof v === "number" ? String(v) : JSON.stringify(v);
   return s.length > 40 ? `${s.slice(0, 40)}…` : s;
 }
 
