@@ -173,7 +173,10 @@ const tokenCount = fc.oneof(
 
 /** The fields both APIs share. */
 const common = {
-  model: maybe(fc.constantFrom("summary-default", "tone-a", "tone-b", "split", "strict", "no-such-model"), 5),
+  model: maybe(
+    fc.constantFrom("summary-default", "tone-a", "tone-b", "split", "strict", "pinned", "no-such-model"),
+    5,
+  ),
   max_tokens: tokenCount,
   stream: maybe(fc.boolean()),
   stream_options: maybe(fields({ include_usage: maybe(fc.boolean()) }, 1)),
@@ -220,13 +223,15 @@ export const completionBody: fc.Arbitrary<Json> = fc.oneof(
   { weight: 1, arbitrary: anyJson },
 );
 
-/** Header values HTTP can carry: printable ASCII (and tab), as Node sends and parses them. */
-const headerValue = fc.oneof(
-  label,
-  fc.string({
-    unit: fc.mapToConstant({ num: 95, build: (i) => String.fromCharCode(32 + i) }),
-    maxLength: 20,
-  }),
+/** Header values HTTP can carry: tab, printable ASCII and Latin-1, as Node sends and parses them. */
+const headerChar = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
+  { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }) },
+  { weight: 1, arbitrary: fc.constant(0x09) },
+);
+export const headerValue: fc.Arbitrary<string> = fc.oneof(
+  label.filter((s) => /^[\t\x20-\x7e\x80-\xff]*$/.test(s)),
+  fc.string({ unit: headerChar.map((c) => String.fromCharCode(c)), maxLength: 20 }),
 );
 
 /** The X-AI-* request headers, lowercased as node:http hands them over, each present or not. */
@@ -235,8 +240,56 @@ export const aiHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
     "x-ai-task": headerValue,
     "x-ai-request-class": headerValue,
     "x-ai-trace-id": headerValue,
-    "x-ai-tenant": headerValue,
     "x-user-id": headerValue,
   },
+  { requiredKeys: [] },
+);
+
+const goodLabel = fc.constantFrom(
+  "live_ticket_summary",
+  "agent_assist_summary",
+  "batch_recompute_summary",
+  "batch",
+);
+const goodCommon = {
+  model: fc.constantFrom("summary-default", "tone-a", "tone-b", "split", "strict", "pinned"),
+  max_tokens: fc.integer({ min: 1, max: 24 }),
+  stream: fc.boolean(),
+  stream_options: fc.record({ include_usage: fc.boolean() }),
+  metadata: fc.record({ task: goodLabel, request_class: goodLabel }, { requiredKeys: [] }),
+  temperature: fc.double({ min: 0, max: 2, noNaN: true }),
+};
+
+/** A chat body of the right shape throughout (what the engine then sees: it may still refuse some). */
+export const goodChatBody: fc.Arbitrary<Json> = fc.record(
+  {
+    ...goodCommon,
+    messages: fc.array(
+      fc.record({
+        role: fc.constantFrom("system", "user", "assistant"),
+        content: fc.oneof(
+          text,
+          fc.array(fc.record({ type: fc.constant("text"), text }), { minLength: 1, maxLength: 2 }),
+        ),
+      }),
+      { minLength: 1, maxLength: 3 },
+    ),
+    max_completion_tokens: fc.integer({ min: 1, max: 24 }),
+  },
+  { requiredKeys: ["model", "messages"] },
+);
+
+/** A completion body of the right shape throughout. */
+export const goodCompletionBody: fc.Arbitrary<Json> = fc.record(
+  {
+    ...goodCommon,
+    prompt: fc.oneof(text, fc.array(fc.integer({ min: 0, max: 30000 }), { minLength: 1, maxLength: 8 })),
+  },
+  { requiredKeys: ["model", "prompt"] },
+);
+
+/** X-AI-* headers the gateway takes: known labels, a sticky key. */
+export const goodHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
+  { "x-ai-task": goodLabel, "x-ai-request-class": goodLabel, "x-user-id": fc.constantFrom("u1", "u2", "u3") },
   { requiredKeys: [] },
 );
