@@ -186,6 +186,17 @@ export function isPlainMap(v: unknown): v is Plain {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/**
+ * A value as a message quotes it: a scalar as written (`"host.local"`, `7`, `NaN`), a list or a map by
+ * its kind — never JSON.stringify of a collection, which throws on one that contains itself through a
+ * YAML alias (`&a [*a]`).
+ */
+export function quoted(v: unknown): string {
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object" && v !== null) return "a map";
+  return typeof v === "string" ? JSON.stringify(v) : String(v);
+}
+
 /** Names a value's type for messages: `a string ("8192")`, `a list`, `null`. */
 export function describe(v: unknown): string {
   if (v === null || v === undefined) return "nothing";

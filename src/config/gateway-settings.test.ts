@@ -169,4 +169,15 @@ spec:
     assert.equal(parseAddress("192.168.0.0/"), undefined);
     assert.equal(parseAddress("::1/129"), undefined);
   });
+
+  it("reports an address that is a list containing itself (a YAML alias) instead of throwing", () => {
+    const r = load(`  auth:
+    trustedUpstreams: { addresses: ["127.0.0.1", &loop [*loop], { a: 1 }, .nan] }
+`);
+    assert.deepEqual(errors(r), [
+      "spec.auth.trustedUpstreams.addresses[1]: a list is not an IP address or CIDR block",
+      "spec.auth.trustedUpstreams.addresses[2]: a map is not an IP address or CIDR block",
+      "spec.auth.trustedUpstreams.addresses[3]: NaN is not an IP address or CIDR block",
+    ]);
+  });
 });

@@ -5,7 +5,7 @@ import { BlockList, isIP } from "node:net";
 import { deepFreeze } from "./deep-freeze.js";
 import type { Envelope } from "./envelope.js";
 import type { IssueList } from "./errors.js";
-import { FieldReader } from "./fields.js";
+import { FieldReader, quoted } from "./fields.js";
 
 export interface ListenAddress {
   readonly host: string;
@@ -283,7 +283,7 @@ function parseTrusted(auth: FieldReader, issues: IssueList, options: EnvOptions)
   (t.list("addresses") ?? []).forEach((item, i) => {
     const a = parseAddress(item);
     if (a) addresses.push(a);
-    else issues.error(t.at("addresses", i), `${JSON.stringify(item)} is not an IP address or CIDR block`);
+    else issues.error(t.at("addresses", i), `${quoted(item)} is not an IP address or CIDR block`);
   });
   t.done();
   if (t.has("sharedSecret") && t.has("sharedSecretEnv")) {

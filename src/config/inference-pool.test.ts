@@ -76,4 +76,21 @@ describe("InferencePool validation", () => {
       '7:29 spec.metrics.interval: unknown field "interval" (did you mean "intervalMs"?)',
     ]);
   });
+
+  it("reports a maxKvCacheUsage that is a list containing itself (a YAML alias) instead of throwing", () => {
+    const spec = (kv: string) => `  engine: vllm
+  model: m
+  endpoints: ["http://127.0.0.1:9000"]
+  flowControl: { maxKvCacheUsage: ${kv} }
+`;
+    assert.deepEqual(errors(load(spec("&loop [*loop]"))), [
+      "9:18 spec.flowControl.maxKvCacheUsage: must be a number in (0, 1], got a list",
+    ]);
+    assert.deepEqual(errors(load(spec(".nan"))), [
+      "9:35 spec.flowControl.maxKvCacheUsage: must be a number in (0, 1], got NaN",
+    ]);
+    assert.deepEqual(errors(load(spec("1.5"))), [
+      "9:35 spec.flowControl.maxKvCacheUsage: must be a number in (0, 1], got 1.5",
+    ]);
+  });
 });

@@ -3,7 +3,7 @@
 
 import type { Envelope } from "./envelope.js";
 import type { IssueList, PathSegment } from "./errors.js";
-import { FieldReader } from "./fields.js";
+import { FieldReader, quoted } from "./fields.js";
 import type { EnvOptions } from "./gateway-settings.js";
 import {
   type CircuitBreakerSettings,
@@ -162,7 +162,7 @@ function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
   const kv = f.raw("maxKvCacheUsage");
   if (kv !== undefined) {
     if (typeof kv === "number" && kv > 0 && kv <= 1) maxKvCacheUsage = kv;
-    else issues.error(f.at("maxKvCacheUsage"), `must be a number in (0, 1], got ${JSON.stringify(kv)}`);
+    else issues.error(f.at("maxKvCacheUsage"), `must be a number in (0, 1], got ${quoted(kv)}`);
   }
   f.done();
   return {

@@ -50,6 +50,15 @@ describe("engine dialects", () => {
     assert.equal(r.numGpuBlocks, 4096);
   });
 
+  it("reads a hex, binary or octal value as no value, not as the number Number() makes of it", () => {
+    const r = readEngineMetrics(
+      'vllm:num_requests_waiting{engine="0"} 0X1f\nvllm:num_requests_running{engine="0"} 0b11\n' +
+        'vllm:cache_config_info{block_size="0x10",num_gpu_blocks="0o7"} 1\n',
+      "vllm",
+    );
+    assert.deepEqual([r.waiting, r.running, r.blockSize, r.numGpuBlocks], [null, null, null, null]);
+  });
+
   it("returns null for every signal a page does not carry, never a made-up zero", () => {
     const r = readEngineMetrics('vllm:num_requests_running{engine="0"} 3\n', "vllm");
     assert.deepEqual(r, {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { loadConfigTexts } from "../config/loader.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import { TokenCorrection } from "../profile/token-correction.js";
 import { planRequest } from "./request-plan.js";
 
@@ -101,5 +102,69 @@ describe("planRequest", () => {
       Array.from(adapter.pickRequest.blockHashes),
       Array.from(base.pickRequest.blockHashes),
     );
+  });
+});
+
+describe("planRequest upstream body", () => {
+  it("sends no stream_options when the request does not stream, as vLLM refuses them there", () => {
+    const sent = (extra: Record<string, unknown>) =>
+      JSON.parse(
+        planRequest(config(), null, {
+          kind: "chat",
+          body: body("chat", 3, { stream_options: { include_usage: true }, ...extra }),
+          headers: {},
+          tenant: null,
+        }).upstreamBody.toString(),
+      );
+    assert.equal(sent({}).stream_options, undefined);
+    assert.equal(sent({ stream: false }).stream_options, undefined);
+    assert.deepEqual(sent({ stream: true }).stream_options, { include_usage: true });
+  });
+});
+
+describe("planRequest refusals", () => {
+  const refusal = (kind: "chat" | "completion", b: Record<string, unknown>) => {
+    try {
+      planRequest(config(), null, { kind, body: b, headers: {}, tenant: null });
+    } catch (err) {
+      assert.ok(err instanceof GatewayError, `a GatewayError, not ${(err as Error).stack}`);
+      return err;
+    }
+    assert.fail("planned");
+  };
+
+  it("names prompt, not messages, when a completion is too large for every pool", () => {
+    const e = refusal("completion", { model: "chat", prompt: "word ".repeat(200_000) });
+    assert.equal(e.code, "context_length_exceeded");
+    assert.equal(e.param, "prompt");
+    assert.equal(refusal("chat", body("chat", 200_000)).param, "messages");
+  });
+
+  it("names max_completion_tokens when that is what a chat request sent over the pool's limit", () => {
+    const strict = loadConfigTexts({
+      ...CONFIG,
+      "route.yaml": CONFIG["route.yaml"].replace(
+        "maxOutputTokens: 100 }\n        - { name: large",
+        "maxOutputTokens: 100, outputTokensPolicy: reject }\n        - { name: large",
+      ),
+    });
+    assert.ok(strict.ok);
+    const plan = (b: Record<string, unknown>) => {
+      try {
+        planRequest(strict.config, null, { kind: "chat", body: b, headers: {}, tenant: null });
+      } catch (err) {
+        return err as GatewayError;
+      }
+      assert.fail("planned");
+    };
+    const e = plan(body("chat", 10, { max_completion_tokens: 500 }));
+    assert.deepEqual([e.code, e.param], ["max_tokens_exceeded", "max_completion_tokens"]);
+    assert.equal(plan(body("chat", 10, { max_tokens: 500 })).param, "max_tokens");
+  });
+
+  it("refuses a body nested too deeply for JSON.stringify with invalid_request on body, not a RangeError", () => {
+    const deep = JSON.parse(`${"[".repeat(20000)}${"]".repeat(20000)}`);
+    const e = refusal("chat", body("chat", 3, { extra: deep }));
+    assert.deepEqual([e.code, e.status, e.param], ["invalid_request", 400, "body"]);
   });
 });

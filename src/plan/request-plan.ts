@@ -72,7 +72,7 @@ export function planRequest(
     },
     { explain: opts.explain ?? false },
   );
-  if (!decision.ok) throw new RouteRefusal(decision);
+  if (!decision.ok) throw new RouteRefusal(withParamSent(profile, decision));
   return {
     profile,
     decision,
@@ -97,6 +97,19 @@ export class RouteRefusal extends GatewayError {
   }
 }
 
+/**
+ * The refusal naming the field this request sent: routing names the chat fields (`messages`,
+ * `max_tokens`), but a completion's input is its `prompt`, and a chat request may have sent
+ * `max_completion_tokens` instead.
+ */
+function withParamSent(profile: RequestProfile, r: RouteRejection): RouteRejection {
+  let param = r.param;
+  if (param === "messages" && profile.kind === "completion") param = "prompt";
+  else if (param === "max_tokens" && profile.kind === "chat" && profile.body.max_completion_tokens != null)
+    param = "max_completion_tokens";
+  return param === r.param ? r : { ...r, param };
+}
+
 function upstreamBodyOf(profile: RequestProfile, decision: RouteDecision): Buffer {
   const body: Record<string, unknown> = {
     ...profile.body,
@@ -111,8 +124,26 @@ function upstreamBodyOf(profile: RequestProfile, decision: RouteDecision): Buffe
     // Always ask for usage upstream: it settles token accounting; the frame is dropped if the caller did not ask.
     const so = (profile.body.stream_options as Record<string, unknown> | undefined) ?? {};
     body.stream_options = { ...so, include_usage: true };
+  } else {
+    // Without a stream they mean nothing, and vLLM refuses them ("only when stream is true").
+    delete body.stream_options;
   }
-  return Buffer.from(JSON.stringify(body));
+  return Buffer.from(stringifyBody(body));
+}
+
+/**
+ * JSON.parse reads any depth, JSON.stringify recurses and overflows the stack a few thousand levels
+ * down: such a body is the caller's fault (a 400), not a RangeError escaping as a 500.
+ */
+function stringifyBody(body: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(body);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new GatewayError("invalid_request", "the request body nests arrays or objects too deeply", {
+      param: "body",
+    });
+  }
 }
 
 function pickRequestOf(

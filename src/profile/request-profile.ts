@@ -62,9 +62,21 @@ function optionalPositiveInt(body: Record<string, unknown>, key: string): number
   const v = body[key];
   if (v === undefined || v === null) return null;
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
-    throw invalid(`${key} must be a positive integer, got ${JSON.stringify(v)}`, key);
+    throw invalid(`${key} must be a positive integer, got ${shown(v)}`, key);
   }
   return v;
+}
+
+/**
+ * A value as an error message shows it: a scalar's JSON, cut short; an array or object by its kind (its
+ * JSON could be megabytes, or nested too deeply for JSON.stringify, which then throws a RangeError).
+ */
+function shown(v: unknown): string {
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object" && v !== null) return "an object";
+  // 1e999 parses as Infinity, which JSON.stringify would show as null.
+  const s = typeof v === "number" ? String(v) : JSON.stringify(v);
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
 }
 
 function checkMessages(v: unknown): ChatMessageLike[] {
@@ -80,8 +92,42 @@ function checkMessages(v: unknown): ChatMessageLike[] {
     if (c !== undefined && c !== null && typeof c !== "string" && !Array.isArray(c)) {
       throw invalid(`messages[${i}].content must be a string or an array of parts`, `messages[${i}].content`);
     }
+    if (Array.isArray(c)) {
+      for (let j = 0; j < c.length; j++) {
+        if (!isObject(c[j]) || typeof c[j].type !== "string")
+          throw invalid(
+            `messages[${i}].content[${j}] must be a content part with a type`,
+            `messages[${i}].content[${j}]`,
+          );
+      }
+    }
+    if (m.name !== undefined && m.name !== null && typeof m.name !== "string")
+      throw invalid(`messages[${i}].name must be a string`, `messages[${i}].name`);
+    if (m.tool_calls !== undefined && m.tool_calls !== null)
+      checkToolCalls(m.tool_calls, `messages[${i}].tool_calls`);
   }
   return v as ChatMessageLike[];
+}
+
+/** The fields of a tool call the estimate reads: `function.name` and `function.arguments`, strings. */
+function checkToolCalls(v: unknown, param: string): void {
+  if (!Array.isArray(v)) throw invalid(`${param} must be an array`, param);
+  for (let j = 0; j < v.length; j++) {
+    const call = v[j];
+    if (!isObject(call)) throw invalid(`${param}[${j}] must be an object`, `${param}[${j}]`);
+    const fn = call.function;
+    if (fn === undefined || fn === null) continue;
+    if (!isObject(fn)) throw invalid(`${param}[${j}].function must be an object`, `${param}[${j}].function`);
+    for (const key of ["name", "arguments"]) {
+      const s = fn[key];
+      if (s !== undefined && s !== null && typeof s !== "string")
+        throw invalid(`${param}[${j}].function.${key} must be a string`, `${param}[${j}].function.${key}`);
+    }
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function promptTokens(v: unknown): number {

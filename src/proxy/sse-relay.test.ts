@@ -199,4 +199,11 @@ describe("SSE relay", () => {
     assert.equal(r.out.join(""), stats + nulls + done);
     assert.equal(r.relay.usage, null);
   });
+
+  it("drops a usage frame whose counts are garbage all the same, leaving the usage unknown", () => {
+    const bad = `data: ${HEAD}],"usage":{"prompt_tokens":-5,"completion_tokens":1e999}}\n\n`;
+    const r = run([role + token("a") + bad + done]);
+    assert.equal(r.out.join(""), role + token("a") + done);
+    assert.equal(r.relay.usage, null);
+  });
 });

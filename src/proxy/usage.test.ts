@@ -25,6 +25,25 @@ describe("usage from a completion body", () => {
     assert.equal(usageOf(Buffer.from('{"usage":null,"x":{"prompt_tokens":1}}')), null);
   });
 
+  it("is null when a count is not a non-negative whole number (an engine's garbage), so no counter sees it", () => {
+    for (const n of ["-5", "1.5", '"12"', "[1]", "{}", "true", "1e999"]) {
+      assert.equal(usageOf(Buffer.from(`{"usage":{"prompt_tokens":${n},"completion_tokens":2}}`)), null, n);
+      assert.equal(usageOf(Buffer.from(`{"usage":{"prompt_tokens":3,"completion_tokens":${n}}}`)), null, n);
+      assert.equal(
+        usageOf(Buffer.from(`{"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":${n}}}}`)),
+        null,
+        n,
+      );
+    }
+    assert.equal(usageOf(Buffer.from('{"usage":{"prompt_tokens":3,"prompt_tokens_details":[0]}}')), null);
+    assert.deepEqual(
+      usageOf(
+        Buffer.from('{"usage":{"prompt_tokens":0,"completion_tokens":null,"prompt_tokens_details":null}}'),
+      ),
+      { prompt_tokens: 0, completion_tokens: null, prompt_tokens_details: null },
+    );
+  });
+
   it("reads a stream's usage frame", () => {
     const frame = Buffer.from(
       'data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage": {"prompt_tokens":5,"completion_tokens":2}}\n\n',

@@ -139,6 +139,15 @@ describe("parsePrometheusText on legal edge cases", () => {
     assert.equal(only(m, "h").value, INF);
   });
 
+  it("reads Infinity in any case, as Go's ParseFloat does", () => {
+    const m = parsePrometheusText("a Infinity\nb -infinity\nc +INFINITY\n");
+    assert.equal(m.malformed, 0);
+    assert.deepEqual(
+      ["a", "b", "c"].map((n) => only(m, n).value),
+      [INF, -INF, INF],
+    );
+  });
+
   it("keeps a __proto__ label as an ordinary label", () => {
     const m = parsePrometheusText('m{__proto__="x",constructor="y"} 1\n');
     assert.deepEqual(Object.entries(only(m, "m").labels), [
@@ -168,6 +177,17 @@ describe("parsePrometheusText on malformed lines", () => {
     const m = parsePrometheusText(text);
     assert.equal(m.malformed, bad.length);
     assert.deepEqual([...m.keys()], ["good_before", "good_after"]);
+  });
+
+  it("refuses hex, binary and octal values, which the text format does not have (Number() reads them)", () => {
+    const m = parsePrometheusText("a 0x1f\nb 0X10\nc 0b11\nd 0o7\ne 0x1p4\nf 1_000\nok 0\nok 0.5\nok 0e1\n");
+    assert.equal(m.malformed, 6);
+    assert.deepEqual(
+      m.get("ok")!.map((s) => s.value),
+      [0, 0.5, 0],
+    );
+    const buckets = parsePrometheusText('h_bucket{le="0x10"} 1\nh_bucket{le="+Inf"} 1\n').get("h_bucket")!;
+    assert.deepEqual(histogramBuckets(buckets), [{ le: INF, count: 1 }], 'le="0x10" is not 16');
   });
 
   it("does not count lines that `only` skipped", () => {

@@ -196,18 +196,28 @@ function unescapeLabelValue(raw: string): string | undefined {
   return s;
 }
 
-/** A sample value or `le`: decimal or scientific, `NaN`, `+Inf`/`-Inf` (any case, as Go's ParseFloat). */
+/**
+ * A sample value or `le`: decimal or scientific, `NaN`, `+Inf`/`-Inf` or `Infinity` (any case), as Go's
+ * ParseFloat reads them for Prometheus; no hex, binary or octal.
+ */
 export function parseNumber(s: string): number | undefined {
   if (s.length === 0) return undefined;
   const v = Number(s);
-  if (!Number.isNaN(v)) return v;
+  if (!Number.isNaN(v)) {
+    // Number() also reads 0x1f, 0b11 and 0o7, which Go's ParseFloat (and so Prometheus) refuses.
+    const c = s.charCodeAt(1) | 0x20;
+    return s.charCodeAt(0) === 0x30 && (c === 0x78 || c === 0x62 || c === 0x6f) ? undefined : v;
+  }
   switch (s.toLowerCase()) {
     case "nan":
       return Number.NaN;
     case "+inf":
     case "inf":
+    case "+infinity":
+    case "infinity":
       return Number.POSITIVE_INFINITY;
     case "-inf":
+    case "-infinity":
       return Number.NEGATIVE_INFINITY;
     default:
       return undefined;
