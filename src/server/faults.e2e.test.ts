@@ -316,6 +316,26 @@ describe("faults: no request fails while healthy capacity remains", () => {
     await assertNothingHeld(p);
   });
 
+  it("a bug in one request's cleanup is logged and answered, and the gateway serves the next one", async () => {
+    const p = await platforms.start({ online: 1 });
+    const log = p.gateway.log;
+    const keep = log.listener;
+    let thrown = false;
+    log.listener = (l) => {
+      if (!thrown) {
+        thrown = true;
+        throw new Error("a bug in settling");
+      }
+      keep?.(l);
+    };
+    await ask(p).catch(() => {});
+    await until(() => p.events.some((e) => e.event === "gateway.internal-error"));
+    assert.ok(p.events.some((e) => e.event === "gateway.internal-error"));
+    const { response } = await ask(p);
+    assert.equal(response.status, 200, "the process lives on");
+    await assertNothingHeld(p);
+  });
+
   it("every engine answering 429: the caller gets 429 upstream_overloaded with the engines' Retry-After", async () => {
     const p = await platforms.start({ online: 2 });
     for (const r of p.replicas.online) r.setFaults({ maxWaiting: 0, retryAfterSeconds: 7 });

@@ -209,7 +209,16 @@ export class Gateway implements GatewayRuntime {
 
   private serveCompletion(kind: ApiKind, req: http.IncomingMessage, res: http.ServerResponse): void {
     this.inProgress.add(res);
-    void handleCompletion(this, kind, req, res).finally(() => this.inProgress.delete(res));
+    handleCompletion(this, kind, req, res)
+      .catch((err: unknown) => {
+        // The handler answers every error itself; what reaches here is a bug in its own cleanup. One
+        // request's bug must not end the process and every other request with it.
+        this.log.event("gateway.internal-error", { error: err instanceof Error ? err.stack : String(err) });
+        if (!res.headersSent && !res.destroyed)
+          new GatewayError("internal_error", "internal error").send(res, "none");
+        else if (!res.destroyed) res.destroy();
+      })
+      .finally(() => this.inProgress.delete(res));
   }
 
   /** Completion requests in progress. */
