@@ -17,6 +17,9 @@ const clean: EndState = {
   queued_metric: 0,
   fds: 40,
   fd_kinds: null,
+  fds_before_load: 12,
+  fds_after_idle: null,
+  idle_wait_s: null,
 };
 
 function sample(t_s: number, rss: number | null, heap: number | null = null): GatewaySample {

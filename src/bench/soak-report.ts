@@ -79,6 +79,23 @@ export interface EndState {
   fds: number | null;
   /** The same fds by kind (socket, pipe, anon_inode, file). */
   fd_kinds: Record<string, number> | null;
+  /** Before the load started (the engines' health and metrics connections open). */
+  fds_before_load: number | null;
+  /** Once idle keep-alive connections closed, after `idle_wait_s` without traffic (null: not waited). */
+  fds_after_idle: number | null;
+  idle_wait_s: number | null;
+}
+
+export interface GatewayLogSummary {
+  requests: number;
+  by_status: Record<string, number>;
+  /** Requests that took more than one attempt, and how many of those succeeded. */
+  retried: number;
+  retried_ok: number;
+  /** Failed after a retryable failure (reset, refused, 5xx) without a second attempt: the retry budget said no. */
+  failed_without_retry_after_retryable: number;
+  /** Log events other than request lines, by name. */
+  events: Record<string, number>;
 }
 
 export interface Target {
@@ -225,6 +242,7 @@ export interface SoakReport {
     groups: ReportedGroup[];
   };
   targets: Target[];
+  gateway_log: GatewayLogSummary;
   gateway_view: RoutableChange[];
   series: GatewaySample[];
 }
@@ -316,6 +334,22 @@ export function soakMarkdown(r: SoakReport): string {
               .map(([k, n]) => `${n} ${k}`)
               .join(", ")})`
           : ""
+      }. ` +
+      `Open fds before the load ${v(r.end_state.fds_before_load)}; ` +
+      (r.end_state.fds_after_idle === null
+        ? "not waited for idle connections to close."
+        : `${r.end_state.fds_after_idle} after ${r.end_state.idle_wait_s} s without traffic (idle keep-alive connections close after 60–65 s).`),
+    "",
+    `The gateway's log: ${r.gateway_log.requests} requests (${Object.entries(r.gateway_log.by_status)
+      .map(([k, n]) => `${n} ${k}`)
+      .join(
+        ", ",
+      )}); ${r.gateway_log.retried} retried on another engine (${r.gateway_log.retried_ok} of them succeeded), ` +
+      `${r.gateway_log.failed_without_retry_after_retryable} failed after a retryable failure without a second attempt (the retry budget refused it); ` +
+      `events: ${
+        Object.entries(r.gateway_log.events)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(", ") || "none"
       }.`,
     "",
     "## Crashes",

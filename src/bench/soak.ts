@@ -22,6 +22,7 @@ import {
   type CrashRecord,
   crashRecovery,
   type EndState,
+  type GatewayLogSummary,
   growthPercent,
   memoryAt,
   type ReportedGroup,
@@ -78,6 +79,8 @@ export const FLEET_CAPACITY_RPS = 90;
 export const RATE = 50;
 const RESTART_AFTER_MS = 5000;
 const SETTLE_MS = 5000;
+/** Longest wait for idle connections to close after the load (not with --quick). */
+const IDLE_WAIT_MS = 75_000;
 const CLIENT_TIMEOUT_MS = 120_000;
 const MAX_OUTSTANDING = 2000;
 /** The warm-up is the first 20% of the run. */
@@ -196,6 +199,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         }, at),
       );
 
+    const fdsBefore = procFdCount(gw.pid);
     const workload = soakWorkload(SOAK_MIX, seed);
     const agent = makeAgent(1024);
     const cpu0 = { gw: cpuSeconds(gw.pid), sim: cpuSeconds(sim.pid), me: process.cpuUsage() };
@@ -225,6 +229,18 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const end = await endState(gwUrl, gw.pid, SETTLE_MS);
     const settledRss = procRssBytes(gw.pid);
     await sampler.sample();
+    // Idle keep-alive connections close after 60 s (the gateway's upstream pools) and 65 s (its
+    // listener): with no traffic, the fds must come back to where they were before the load.
+    end.fds_before_load = fdsBefore;
+    if (!opts.quick) {
+      const idleFrom = performance.now();
+      while (performance.now() - idleFrom < IDLE_WAIT_MS) {
+        await sleep(5000);
+        end.fds_after_idle = procFdCount(gw.pid);
+        end.idle_wait_s = round((performance.now() - idleFrom) / 1000, 0);
+        if (end.fds_after_idle !== null && fdsBefore !== null && end.fds_after_idle <= fdsBefore) break;
+      }
+    }
     clearInterval(loadTimer);
     await Promise.all([fleet.stop(), view.stop(), sampler.stop(), engineSampler.stop()]);
     await gw.stop();
@@ -234,7 +250,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const failures = run.results.map((o) => classifyOutcome(o, timeline)).filter((f) => f !== null);
     const groups = groupFailures(failures);
     const wanted = new Set(groups.flatMap((g) => g.samples.map((s) => s.traceId)));
-    const gwLog = await logLines(logFile, wanted);
+    const { lines: gwLog, summary: gwLogSummary } = await readGatewayLog(logFile, wanted);
     const reported: ReportedGroup[] = groups.map((g) => ({
       ...g,
       samples: g.samples.map((s) => ({
@@ -400,6 +416,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         end,
         failedWhileHealthy: count("failed_while_healthy_capacity"),
       }),
+      gateway_log: gwLogSummary,
       gateway_view: view.changes,
       series: samples,
     };
@@ -460,45 +477,78 @@ async function endState(gwUrl: string, pid: number, settleMs: number): Promise<E
     queued_metric: metrics?.queued ?? null,
     fds: procFdCount(pid),
     fd_kinds: procFdKinds(pid),
+    fds_before_load: null,
+    fds_after_idle: null,
+    idle_wait_s: null,
   };
 }
 
-/** The gateway's log lines of the given trace ids (read line by line: the log is large). */
-async function logLines(
+/**
+ * The gateway's log, read line by line (it is large): the lines of the given trace ids, and a summary
+ * of all of it — requests by status, how many were retried and how many failed without a retry, and
+ * the log events (endpoint health, ejections, circuit changes, loop stalls) by name.
+ */
+async function readGatewayLog(
   file: string,
   traceIds: ReadonlySet<string>,
-): Promise<Map<string, Record<string, unknown>>> {
-  const out = new Map<string, Record<string, unknown>>();
-  if (traceIds.size === 0) return out;
+): Promise<{ lines: Map<string, Record<string, unknown>>; summary: GatewayLogSummary }> {
+  const lines = new Map<string, Record<string, unknown>>();
+  const summary: GatewayLogSummary = {
+    requests: 0,
+    by_status: {},
+    retried: 0,
+    retried_ok: 0,
+    failed_without_retry_after_retryable: 0,
+    events: {},
+  };
+  const keep = [
+    "status",
+    "error_code",
+    "http_status",
+    "attempts",
+    "endpoint",
+    "fallback_reason",
+    "stream",
+    "latency_ms",
+  ];
   try {
     const rl = createInterface({
       input: createReadStream(file, "utf8"),
       crlfDelay: Number.POSITIVE_INFINITY,
     });
     for await (const line of rl) {
-      const m = /"trace_id":"(soak-\d+)"/.exec(line);
-      if (!m || !traceIds.has(m[1]!)) continue;
+      if (!line.startsWith("{")) continue;
+      let rec: Record<string, unknown>;
       try {
-        const rec = JSON.parse(line) as Record<string, unknown>;
-        const keep = [
-          "status",
-          "error_code",
-          "http_status",
-          "attempts",
-          "endpoint",
-          "fallback_reason",
-          "stream",
-          "latency_ms",
-        ];
-        out.set(m[1]!, Object.fromEntries(keep.map((k) => [k, rec[k] ?? null])));
+        rec = JSON.parse(line) as Record<string, unknown>;
       } catch {
-        // not a whole line
+        continue; // not a whole line
       }
+      const event = String(rec.event);
+      if (event !== "inference.completed" && event !== "inference.rejected") {
+        summary.events[event] = (summary.events[event] ?? 0) + 1;
+        continue;
+      }
+      summary.requests++;
+      const status = String(rec.status);
+      summary.by_status[status] = (summary.by_status[status] ?? 0) + 1;
+      const attempts = Number(rec.attempts);
+      if (attempts > 1) {
+        summary.retried++;
+        if (status === "ok") summary.retried_ok++;
+      } else if (
+        String(rec.fallback_reason ?? "").includes("retry:") &&
+        status === "error" &&
+        rec.error_code !== "no_healthy_endpoint" // no endpoint left to retry on, not the budget
+      )
+        summary.failed_without_retry_after_retryable++;
+      const id = String(rec.trace_id);
+      if (traceIds.has(id)) lines.set(id, Object.fromEntries(keep.map((k) => [k, rec[k] ?? null])));
     }
   } catch {
     // no log: the samples go without it
   }
-  return out;
+  return { lines, summary };
 }
 
 if (process.argv[1]?.endsWith("soak.js")) {
