@@ -160,6 +160,9 @@ export interface CrashRecord {
   gateway_back_at_s: number | null;
   /** The gateway's reasons while it was out, in order. */
   gateway_why: string[];
+  /** Failures seen from this crash until the next one: counted against the target, and streams cut. */
+  failed_while_healthy?: number;
+  streams_cut?: number;
 }
 
 /** Pairs each crash with the gateway's view of that endpoint after it. */
@@ -229,6 +232,9 @@ export interface SoakReport {
     heap_growth_percent: number | null;
     heap_after_gc_growth_percent: number | null;
     rss_slope_mib_per_hour: number | null;
+    /** RSS (median) in a window halfway through the measured period, and its growth to the end. */
+    rss_mid_mib: number | null;
+    rss_growth_second_half_percent: number | null;
     rss_peak_mib: number | null;
   };
   loop_delay_ms: { p99_median: number | null; p99_max: number | null; max: number | null };
@@ -321,7 +327,8 @@ export function soakMarkdown(r: SoakReport): string {
       ],
     ),
     "",
-    `RSS trend over the measured period ${v(m.rss_slope_mib_per_hour)} MiB/h; peak RSS ${v(m.rss_peak_mib)} MiB; fds at most ${v(r.fds.max)}, ` +
+    `RSS halfway through the measured period ${v(m.rss_mid_mib)} MiB (growth from there to the end ${v(m.rss_growth_second_half_percent, "%")}); ` +
+      `least-squares trend over the measured period ${v(m.rss_slope_mib_per_hour)} MiB/h; peak RSS ${v(m.rss_peak_mib)} MiB; fds at most ${v(r.fds.max)}, ` +
       `${v(r.fds.after_settle)} after the settle. Event-loop delay (the gateway's 10 s windows): p99 median ${v(r.loop_delay_ms.p99_median)} ms, ` +
       `worst window's p99 ${v(r.loop_delay_ms.p99_max)} ms, max ${v(r.loop_delay_ms.max)} ms.`,
     "",
@@ -363,6 +370,8 @@ export function soakMarkdown(r: SoakReport): string {
         "gateway took it out (s)",
         "gateway routable again (s)",
         "gateway's reasons",
+        "failed while healthy",
+        "streams cut",
       ],
       r.crashes.map((c, i) => [
         String(i + 1),
@@ -372,6 +381,8 @@ export function soakMarkdown(r: SoakReport): string {
         v(c.gateway_out_at_s),
         v(c.gateway_back_at_s),
         c.posted ? c.gateway_why.join("; ") || "–" : "**fault POST failed**",
+        v(c.failed_while_healthy),
+        v(c.streams_cut),
       ]),
     ),
     "",

@@ -269,6 +269,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const samples = sampler.samples;
     const warm = memoryAt(samples, warmupEndMs / 1000, (warmupEndMs + windowMs) / 1000);
     const last = memoryAt(samples, (durationMs - windowMs) / 1000, durationMs / 1000);
+    // Halfway through the measured period: a plateau shows as no growth from here to the end.
+    const midMs = (warmupEndMs + durationMs) / 2;
+    const mid = memoryAt(samples, (midMs - windowMs / 2) / 1000, (midMs + windowMs / 2) / 1000);
     const probe = readProbe(probeFile).filter((p) => p.gc);
     const afterGc = (mark: number | undefined) =>
       probe.find((p) => mark !== undefined && p.at >= mark) ?? null;
@@ -377,10 +380,15 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         const back = timeline
           .intervals()
           .find((d) => d.engine === c.endpoint && d.cause === "crash" && d.fromMs === atMs);
+        // Failures seen from this crash until the next one (of any engine).
+        const nextAny = crashes[i + 1]?.atMs ?? Number.POSITIVE_INFINITY;
+        const mine = failures.filter((f) => f.atMs >= atMs && f.atMs < nextAny);
         return {
           ...c,
           engine_back_at_s: back?.toMs != null ? round(back.toMs / 1000, 1) : null,
           ...crashRecovery({ endpoint: c.endpoint, atMs, until }, view.changes),
+          failed_while_healthy: mine.filter((f) => f.class === "failed_while_healthy_capacity").length,
+          streams_cut: mine.filter((f) => f.class === "stream_cut_by_its_engine_crash").length,
         };
       }),
       memory: {
@@ -390,6 +398,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         heap_growth_percent: growthPercent(warm.heap_used_mib, last.heap_used_mib),
         heap_after_gc_growth_percent: growthPercent(warm.heap_after_gc_mib, last.heap_after_gc_mib),
         rss_slope_mib_per_hour: rssSlopeMibPerHour(samples, warmupEndMs / 1000, durationMs / 1000),
+        rss_mid_mib: mid.rss_mib,
+        rss_growth_second_half_percent: growthPercent(mid.rss_mib, last.rss_mib),
         rss_peak_mib: rssAll.length ? Math.max(...rssAll) : null,
       },
       loop_delay_ms: {
