@@ -14,9 +14,22 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/** Node options and environment of a child (the soak benchmark's memory probe). */
+export interface SpawnExtras {
+  /** Before the script, e.g. `["--expose-gc", "--import", probe]`. */
+  nodeArgs?: string[];
+  /** Added to this process's environment. */
+  env?: Record<string, string>;
+}
+
 /** Starts `tokengate <args>` and resolves once its output (stdout or stderr) matches `ready`. */
-export function startTokengate(args: string[], ready: RegExp, timeoutMs = 15_000): Promise<Child> {
-  return startScript(MAIN, args, ready, timeoutMs);
+export function startTokengate(
+  args: string[],
+  ready: RegExp,
+  timeoutMs = 15_000,
+  extras: SpawnExtras = {},
+): Promise<Child> {
+  return startScript(MAIN, args, ready, timeoutMs, extras);
 }
 
 /** Starts `node <script> <args>` likewise (the overhead benchmark's bare proxy). */
@@ -25,8 +38,12 @@ export async function startScript(
   args: string[],
   ready: RegExp,
   timeoutMs = 15_000,
+  extras: SpawnExtras = {},
 ): Promise<Child> {
-  const proc = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [...(extras.nodeArgs ?? []), script, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: extras.env ? { ...process.env, ...extras.env } : process.env,
+  });
   let out = "";
   proc.stdout!.on("data", (d: Buffer) => {
     out += d.toString();

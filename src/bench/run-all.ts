@@ -1,5 +1,6 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
-// `-- --only micro,picker,sim,overhead,overhead-pinned,large-prompts,<scenario>` picks some.
+// `-- --only micro,picker,sim,overhead,overhead-pinned,large-prompts,soak,<scenario>` picks some; the soak
+// (30 min, `--minutes N` to change, 1 with --quick) runs only when named.
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,12 +12,17 @@ import { writeReport } from "./report/write.js";
 import { runScenario } from "./runner.js";
 import { SCENARIOS } from "./scenarios/index.js";
 import { runSimFidelity } from "./sim-fidelity.js";
+import { runSoak } from "./soak.js";
 
 const quick = process.argv.includes("--quick");
 const outDir = process.env.BENCH_OUT ?? "bench-results";
 const onlyArg = process.argv.indexOf("--only");
 const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? "").split(",")) : null;
 const wanted = (name: string) => only === null || only.has(name);
+const minutesArg = process.argv.indexOf("--minutes");
+const minutes = minutesArg >= 0 ? Number(process.argv[minutesArg + 1]) : undefined;
+const budgetArg = process.argv.indexOf("--retry-budget");
+const retryBudgetPercent = budgetArg >= 0 ? Number(process.argv[budgetArg + 1]) : undefined;
 
 if (wanted("micro")) await runMicro({ outDir });
 if (wanted("picker")) {
@@ -44,6 +50,14 @@ if (wanted("sim")) {
 if (wanted("overhead")) await runOverhead({ outDir, quick });
 // Opt-in (not in a plain `npm run bench`): the same with the router on a CPU of its own.
 if (only?.has("overhead-pinned")) await runOverhead({ outDir, quick, pinned: true });
+// Opt-in (not in a plain `npm run bench`): half an hour by default.
+if (only?.has("soak"))
+  await runSoak({
+    outDir,
+    quick,
+    ...(minutes === undefined ? {} : { minutes }),
+    ...(retryBudgetPercent === undefined ? {} : { retryBudgetPercent }),
+  });
 if (wanted("large-prompts"))
   process.stdout.write(largePromptsSummary(await runLargePrompts({ outDir, quick })));
 for (const scenario of Object.values(SCENARIOS)) {
