@@ -144,11 +144,14 @@ async function attempts(
       case "retryable": {
         const backpressure =
           outcome.reason === "status" && (outcome.status === 429 || outcome.status === 503);
+        // Whether the endpoint is out now (this failure, or a sibling request's, marked it down or ejected it).
+        let out = false;
         if (backpressure) {
           // Full, not broken: skip it for as long as it asked, count nothing against it.
           ep.reportBackpressure((outcome.retryAfterSeconds ?? 1) * 1000);
         } else if (outcome.reason !== "adapter") {
           ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
+          out = !ep.routable(Date.now());
         }
         rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
         tried.add(ep);
@@ -156,8 +159,12 @@ async function attempts(
           pool.retryBudget.retryDone();
           retry.held = false;
         }
-        if (rec.attempts < maxAttempts && pool.retryBudget.tryRetry()) {
-          retry.held = true;
+        // A retry away from an endpoint just taken out (down or ejected) adds nothing to a struggling
+        // engine, so it needs no budget: a crash resets every request it held at once, and the budget
+        // (meant against retry storms on a failing pool) failed some of them while others were healthy.
+        const redirect = out && rec.attempts < maxAttempts;
+        if (redirect || (rec.attempts < maxAttempts && pool.retryBudget.tryRetry())) {
+          retry.held = !redirect;
           // A retry does not queue again: it goes to the best endpoint not yet tried, room or not.
           const pick = ctx.pickAmong(ctx.candidates.filter((e) => !tried.has(e)));
           if (!pick.endpoint) {
