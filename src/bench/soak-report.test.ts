@@ -7,7 +7,7 @@ import {
   memoryAt,
   rssSlopeMibPerHour,
   soakTargets,
-} from "./soak-report.js";
+} from "./soak-figures.js";
 import type { GatewaySample } from "./soak-watch.js";
 
 const clean: EndState = {

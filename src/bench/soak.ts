@@ -6,12 +6,10 @@
 // Reports go to bench-results/soak.{json,md}.
 // `node --expose-gc dist/bench/soak.js [--minutes 30] [--quick] [--rate 50] [--retry-budget 10] [--out bench-results]`
 
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { request } from "undici";
 import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
 import { EngineSampler } from "./engine-sampler.js";
 import { runOpenLoop } from "./load.js";
@@ -21,28 +19,24 @@ import { sendSoakRequest } from "./soak-client.js";
 import {
   type CrashRecord,
   crashRecovery,
-  type EndState,
-  type GatewayLogSummary,
   growthPercent,
   memoryAt,
   type ReportedGroup,
   rssSlopeMibPerHour,
   type SoakReport,
-  soakMarkdown,
   soakTargets,
-} from "./soak-report.js";
+} from "./soak-figures.js";
+import { endState, postFault, routableEndpoints } from "./soak-fleet.js";
+import { readGatewayLog } from "./soak-gateway-log.js";
+import { soakMarkdown } from "./soak-report.js";
 import { crashSchedule } from "./soak-schedule.js";
 import {
-  adminEndpoints,
-  type EngineRef,
   FleetWatch,
   GatewaySampler,
   GatewayView,
   procFdCount,
-  procFdKinds,
   procRssBytes,
   readProbe,
-  scrapeGateway,
 } from "./soak-watch.js";
 import { SOAK_MIX, soakWorkload } from "./soak-workload.js";
 import { percentile, round } from "./stats.js";
@@ -441,124 +435,6 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     for (const c of children.reverse()) await c.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
-}
-
-/** Waits until the gateway routes to every engine; returns them by the gateway's names. */
-async function routableEndpoints(gwUrl: string, urls: readonly string[]): Promise<EngineRef[]> {
-  const until = performance.now() + 20_000;
-  for (;;) {
-    const eps = await adminEndpoints(gwUrl).catch(() => []);
-    if (eps.length === urls.length && eps.every((e) => e.routable))
-      return urls.map((u) => {
-        const e = eps.find((x) => x.url === u);
-        if (!e) throw new Error(`soak: no gateway endpoint for ${u}`);
-        return { name: e.name, url: u };
-      });
-    if (performance.now() > until)
-      throw new Error(`soak: the gateway did not route to every engine: ${JSON.stringify(eps)}`);
-    await sleep(200);
-  }
-}
-
-async function postFault(engineUrl: string, fault: Record<string, unknown>): Promise<boolean> {
-  try {
-    const res = await request(`${engineUrl}/admin/faults`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(fault),
-      headersTimeout: 2000,
-      bodyTimeout: 2000,
-    });
-    await res.body.dump();
-    return res.statusCode === 200;
-  } catch {
-    return false;
-  }
-}
-
-/** What stays counted once the load stopped: the in-flight gauge, each endpoint's lease count, the queues. */
-async function endState(gwUrl: string, pid: number, settleMs: number): Promise<EndState> {
-  const metrics = await scrapeGateway(gwUrl).catch(() => null);
-  const eps = await adminEndpoints(gwUrl).catch(() => null);
-  return {
-    settle_ms: settleMs,
-    inflight_metric: metrics?.inflight ?? null,
-    inflight_by_endpoint: eps ? Object.fromEntries(eps.map((e) => [e.name, e.inflight.requests])) : null,
-    queued_metric: metrics?.queued ?? null,
-    fds: procFdCount(pid),
-    fd_kinds: procFdKinds(pid),
-    fds_before_load: null,
-    fds_after_idle: null,
-    idle_wait_s: null,
-  };
-}
-
-/**
- * The gateway's log, read line by line (it is large): the lines of the given trace ids, and a summary
- * of all of it — requests by status, how many were retried and how many failed without a retry, and
- * the log events (endpoint health, ejections, circuit changes, loop stalls) by name.
- */
-async function readGatewayLog(
-  file: string,
-  traceIds: ReadonlySet<string>,
-): Promise<{ lines: Map<string, Record<string, unknown>>; summary: GatewayLogSummary }> {
-  const lines = new Map<string, Record<string, unknown>>();
-  const summary: GatewayLogSummary = {
-    requests: 0,
-    by_status: {},
-    retried: 0,
-    retried_ok: 0,
-    failed_without_retry_after_retryable: 0,
-    events: {},
-  };
-  const keep = [
-    "status",
-    "error_code",
-    "http_status",
-    "attempts",
-    "endpoint",
-    "fallback_reason",
-    "stream",
-    "latency_ms",
-  ];
-  try {
-    const rl = createInterface({
-      input: createReadStream(file, "utf8"),
-      crlfDelay: Number.POSITIVE_INFINITY,
-    });
-    for await (const line of rl) {
-      if (!line.startsWith("{")) continue;
-      let rec: Record<string, unknown>;
-      try {
-        rec = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        continue; // not a whole line
-      }
-      const event = String(rec.event);
-      if (event !== "inference.completed" && event !== "inference.rejected") {
-        summary.events[event] = (summary.events[event] ?? 0) + 1;
-        continue;
-      }
-      summary.requests++;
-      const status = String(rec.status);
-      summary.by_status[status] = (summary.by_status[status] ?? 0) + 1;
-      const attempts = Number(rec.attempts);
-      if (attempts > 1) {
-        summary.retried++;
-        if (status === "ok") summary.retried_ok++;
-      } else if (
-        String(rec.fallback_reason ?? "").includes("retry:") &&
-        status === "error" &&
-        rec.error_code !== "no_healthy_endpoint" // no endpoint left to retry on, not the budget
-      )
-        summary.failed_without_retry_after_retryable++;
-      const id = String(rec.trace_id);
-      if (traceIds.has(id)) lines.set(id, Object.fromEntries(keep.map((k) => [k, rec[k] ?? null])));
-    }
-  } catch {
-    // no log: the samples go without it
-  }
-  return { lines, summary };
 }
 
 if (process.argv[1]?.endsWith("soak.js")) {
