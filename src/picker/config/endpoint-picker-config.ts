@@ -97,7 +97,7 @@ export const DEFAULT_SCORERS: readonly ScorerRef[] = [
   { type: "predicted-delay", weight: 2, params: {} },
   { type: "inflight-tokens", weight: 1, params: { floorTokens: 8192 } },
   { type: "kv-cache", weight: 1, params: {} },
-  { type: "lora-affinity", weight: 1, params: {} },
+  { type: "lora-affinity", weight: 6, params: {} },
 ];
 
 /**

@@ -178,6 +178,28 @@ describe("pickEndpoint load guard", () => {
     assert.equal(r.mode, "metrics");
   });
 
+  it("keeps an adapter where it runs over an idle engine that would load it, within the margin", () => {
+    const loras = (running: string[]) => ({ max: 2, running, waiting: [] });
+    const eps = [
+      fakeEndpoint("resident", { waiting: 3, running: 8, inflightRequests: 11, loras: loras(["x"]) }),
+      fakeEndpoint("idle", { loras: loras(["y"]) }),
+    ];
+    const r = pickEndpoint(profile(), ctx({ lora: "x" }), eps);
+    assert.equal(r.endpoint?.name, "resident");
+    assert.equal(r.mode, "metrics");
+  });
+
+  it("spreads an adapter once its engine queues longer than the margin", () => {
+    const loras = (running: string[]) => ({ max: 2, running, waiting: [] });
+    const eps = [
+      fakeEndpoint("resident", { waiting: 8, loras: loras(["x"]) }),
+      fakeEndpoint("idle", { loras: loras(["y"]) }),
+    ];
+    const r = pickEndpoint(profile(), ctx({ lora: "x" }), eps);
+    assert.equal(r.endpoint?.name, "idle");
+    assert.equal(r.mode, "affinity_yielded");
+  });
+
   it("is off with loadGuard: false", () => {
     const index = new PrefixIndex();
     index.record("hot", hashes);
