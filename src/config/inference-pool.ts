@@ -154,6 +154,10 @@ function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
   const d = DEFAULT_POOL_FLOW;
   const enabled = f.bool("enabled") ?? d.enabled;
   const maxWaiting = f.int("maxWaiting", { min: 1 }) ?? d.maxWaiting;
+  const maxPredictedWaitMs =
+    f.raw("maxPredictedWaitMs") === null
+      ? null
+      : (f.int("maxPredictedWaitMs", { min: 1 }) ?? d.maxPredictedWaitMs);
   const staleMaxInflight = f.int("staleMaxInflight", { min: 1 }) ?? d.staleMaxInflight;
   const maxInflight = f.int("maxInflight", { min: 1 }) ?? d.maxInflight;
   const maxInflightTokens = f.int("maxInflightTokens", { min: 1 }) ?? d.maxInflightTokens;
@@ -168,6 +172,7 @@ function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
   return {
     enabled,
     maxWaiting,
+    maxPredictedWaitMs,
     maxKvCacheUsage,
     staleMaxInflight,
     maxInflight,

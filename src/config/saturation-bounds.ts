@@ -5,6 +5,12 @@
 export interface SaturationBounds {
   /** Soft: the engine's scraped `num_requests_waiting` at which it is full. */
   readonly maxWaiting: number;
+  /**
+   * Soft: the predicted wait for a first token on the endpoint (the prefill work the gateway sent it and
+   * it has not answered yet, at its learned rate) at which it is full; null: none. Sees a prefill backlog
+   * the scraped queue does not, at decision time rather than scrape time.
+   */
+  readonly maxPredictedWaitMs: number | null;
   /** Soft: KV-cache use (0..1) at which the endpoint is full. */
   readonly maxKvCacheUsage: number;
   /**
@@ -26,6 +32,7 @@ export interface SaturationBounds {
  */
 export const DEFAULT_SATURATION: SaturationBounds = {
   maxWaiting: 16,
+  maxPredictedWaitMs: 300,
   maxKvCacheUsage: 0.9,
   staleMaxInflight: 4,
   maxInflight: null,

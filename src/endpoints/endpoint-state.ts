@@ -10,6 +10,7 @@ import { CircuitBreaker, type CircuitPolicy } from "./circuit-breaker.js";
 import type { EngineReading, LoraState } from "./dialects.js";
 import { Lease } from "./lease.js";
 import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
+import { PrefillLoad, type PrefillPrior } from "./prefill-load.js";
 import type { ServedModels } from "./served-models.js";
 
 export const MIN_METRICS_STALENESS_MS = 200;
@@ -54,6 +55,8 @@ export interface EndpointStateOptions {
   metricsStalenessMs?: number;
   ejection?: Partial<EjectionPolicy>;
   circuit?: Partial<CircuitPolicy>;
+  /** The picker's cost model, the prefill fit's prior until the engine's own requests teach it. */
+  prefillPrior?: PrefillPrior;
 }
 
 /** The longest an engine's Retry-After keeps it out of picks. */
@@ -108,6 +111,8 @@ export class EndpointState {
   // The gateway's own accounting; written only through acquire() and Lease.release().
   inflightRequests = 0;
   inflightTokens = 0;
+  /** Prefill tokens pending, sequences decoding, and the learned TTFT fit (prefill-load.ts). */
+  readonly prefill: PrefillLoad;
   /** Called when a lease is released or a scrape lands: flow control may dispatch more. */
   onCapacity: (() => void) | null = null;
 
@@ -165,6 +170,7 @@ export class EndpointState {
     this.metricsStalenessMs = bound.ms;
     this.stalenessWarning = bound.warning;
     this.outliers = new OutlierEjection(opts.ejection);
+    this.prefill = new PrefillLoad(opts.prefillPrior);
     this.breaker = new CircuitBreaker(opts.circuit, (state, why) =>
       this.onEvent?.(`endpoint.circuit-${state.replace("_", "-")}`, { reason: why }),
     );
@@ -240,19 +246,33 @@ export class EndpointState {
   }
 
   /**
-   * Counts a request (and its tokens) as in flight until the returned lease is released.
+   * Counts a request (and its tokens) as in flight until the returned lease is released; with `prefill`,
+   * also its uncached prompt tokens as pending prefill until its first token (lease.firstToken()).
    * @example
-   * const lease = endpoint.acquire(profile.inputTokens + profile.maxOutputTokens);
+   * const lease = endpoint.acquire(profile.inputTokens + profile.maxOutputTokens, { uncached: 900, stream: true });
    * try { await forward(endpoint, req); } finally { lease.release(); }
    */
-  acquire(tokens: number): Lease {
+  acquire(tokens: number, prefill?: { uncached: number; stream: boolean }, now = Date.now()): Lease {
     if (!Number.isFinite(tokens) || tokens < 0) {
       throw new RangeError(`acquire: tokens must be a finite number >= 0, got ${tokens}`);
     }
     this.inflightRequests++;
     this.inflightTokens += tokens;
-    this.breaker.dispatched(Date.now());
-    return new Lease(this, tokens);
+    this.breaker.dispatched(now);
+    const claim = prefill
+      ? this.prefill.begin(prefill.uncached, prefill.stream, now, this.freshWaiting(now))
+      : null;
+    return new Lease(this, tokens, claim);
+  }
+
+  /** Predicted ms to the first token of a request bringing `uncached` prompt tokens, sent now. */
+  predictTtftMs(uncached: number, now: number): number {
+    return this.prefill.predictTtftMs(uncached, now, this.freshWaiting(now));
+  }
+
+  /** The scraped waiting queue when the scrape is fresh; null otherwise. */
+  private freshWaiting(now: number): number | null {
+    return this.metricsFresh(now) ? this.waiting : null;
   }
 
   /**

@@ -41,6 +41,15 @@ export function snapshotOf(ep: EndpointState, now: number): EndpointSnapshot {
       lastError: ep.lastModelsError,
     },
     inflight: { requests: ep.inflightRequests, tokens: ep.inflightTokens },
+    prefill: {
+      pendingTokens: ep.prefill.pendingTokens,
+      pendingRequests: ep.prefill.pendingRequests,
+      decoding: ep.prefill.decoding,
+      predictedWaitMs: Math.round(ep.predictTtftMs(0, now)),
+      prefillMsPerKToken: Math.round(ep.prefill.prefillMsPerKToken() * 10) / 10,
+      tpotMs: roundOrNull(ep.prefill.tpotMs()),
+      observations: ep.prefill.observations,
+    },
     metrics: {
       fresh: ep.metricsFresh(now),
       ageMs: ep.scrapedAt === null ? null : now - ep.scrapedAt,
@@ -105,6 +114,18 @@ export interface EndpointSnapshot {
     lastError: string | null;
   };
   inflight: { requests: number; tokens: number };
+  /** The gateway's prefill view and what it learned of the engine's speed (endpoints/prefill-load.ts). */
+  prefill: {
+    pendingTokens: number;
+    pendingRequests: number;
+    decoding: number;
+    /** Predicted ms to a first token for a request with no prompt of its own, sent now. */
+    predictedWaitMs: number;
+    prefillMsPerKToken: number;
+    tpotMs: number | null;
+    /** TTFT observations the fit rests on. */
+    observations: number;
+  };
   metrics: {
     fresh: boolean;
     ageMs: number | null;
@@ -123,4 +144,8 @@ export interface EndpointSnapshot {
     ttftP95Seconds: number | null;
     ttftWindowCount: number;
   };
+}
+
+function roundOrNull(v: number | null): number | null {
+  return v === null ? null : Math.round(v * 10) / 10;
 }

@@ -9,6 +9,8 @@
 // detector gates admission the same way); filtering on soft bounds per endpoint cut a shared-prefix run's
 // P90 TTFT advantage over least-request from 4.2× to 1.4×. A pool that borrows another's engines is held
 // to its hard bounds on them, so it cannot crowd out their owner.
+// The predicted-wait bound reads the gateway's own prefill view (endpoints/prefill-load.ts), which is
+// exact for what this gateway sent and current at decision time.
 // Soft bounds read the last scrape as it is: counting the requests sent since as waiting made busy
 // endpoints look full. A scrape a little late still counts, for a grace period, so one late scrape does
 // not take an endpoint out (the picker's metrics-fresh filter does the same).
@@ -49,6 +51,12 @@ export function overHardBound(
 export function softSaturation(ep: EndpointState, b: SaturationBounds, now: number): string | null {
   const inflight = ep.inflightRequests;
   if (inflight === 0) return null;
+  if (b.maxPredictedWaitMs !== null) {
+    const wait = ep.predictTtftMs(0, now);
+    if (wait >= b.maxPredictedWaitMs) {
+      return `predicted wait ${Math.round(wait)} ms ≥ ${b.maxPredictedWaitMs} ms`;
+    }
+  }
   const scraped = ep.scrapedAt;
   if (scraped === null || now - scraped > Math.max(ep.metricsStalenessMs, STALE_GRACE_MS)) {
     return inflight >= b.staleMaxInflight

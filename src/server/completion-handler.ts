@@ -242,6 +242,7 @@ async function queueForEndpoint(
       bounds: flow.settings,
       pickAmong,
       clientGone,
+      stream: plan.profile.stream,
     }),
   );
   let placement: Placement;

@@ -59,6 +59,8 @@ export function explainRequest(
     notes: r.notes,
     backup_pool: r.backupPool,
     prompt_blocks: plan.pickRequest.blockHashes.length,
+    predicted_ttft_ms: r.predictedTtftMs === null ? null : Math.round(r.predictedTtftMs),
+    uncached_tokens: r.uncachedTokens,
   };
   return out;
 }

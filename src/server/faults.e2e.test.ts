@@ -55,11 +55,13 @@ async function burst(
 async function assertNothingHeld(p: Platform): Promise<void> {
   const pools = [...p.gateway.pools.values()];
   const held = () =>
-    pools.flatMap((pool) => pool.endpoints).some((e) => e.inflightRequests !== 0 || e.inflightTokens !== 0) ||
+    pools
+      .flatMap((pool) => pool.endpoints)
+      .some((e) => e.inflightRequests !== 0 || e.inflightTokens !== 0 || e.prefill.held() !== null) ||
     pools.some((pool) => pool.retryBudget.active !== 0 || pool.retryBudget.retrying !== 0) ||
     [...p.gateway.flow.pools.values()].some((f) => f.depth !== 0);
   await until(() => !held(), 5000);
-  assert.equal(held(), false, "in-flight counters, retry budget and queues are back to 0");
+  assert.equal(held(), false, "in-flight counters, prefill views, retry budget and queues are back to 0");
 }
 
 const endpointOf = (p: Platform, r: SimReplica) =>

@@ -12,6 +12,7 @@ import { type AttemptOutcome, attemptUpstream, type ClientGone } from "../proxy/
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import type { PickAmong } from "./pick-request.js";
 import type { RequestRecord } from "./request-record.js";
+import { placeOn } from "./request-ticket.js";
 
 export const API_PATHS = { chat: "/v1/chat/completions", completion: "/v1/completions" } as const;
 
@@ -85,6 +86,12 @@ async function attempts(
     rec.kvCacheUsedRatio = ep.kvUsage;
     const inflight = gw.metrics.inflight.labels(decision.pool, ep.name);
     inflight.inc();
+    const lease = placement.lease;
+    const onFirstToken = () => {
+      // Prefill is over on the engine: its view frees that work at once, which may let a queued request go.
+      lease.firstToken();
+      ctx.onFirstToken?.();
+    };
     let outcome: AttemptOutcome;
     try {
       outcome =
@@ -108,7 +115,7 @@ async function attempts(
               ? { ...ctx.upstreamHeaders, authorization: ep.authorization }
               : ctx.upstreamHeaders,
             timeouts,
-            onFirstToken: ctx.onFirstToken,
+            onFirstToken,
             beforeFirstWrite: ctx.beforeFirstWrite,
           },
           ctx.res,
@@ -117,11 +124,12 @@ async function attempts(
     } finally {
       // The adapter's slot first: releasing the lease may place a queued request at once.
       if (adapter !== null) ep.adapterRecord.ended(adapter);
-      placement.lease.release();
+      lease.release();
       inflight.dec();
     }
     switch (outcome.kind) {
       case "done":
+        lease.prefill?.reportOutput(outcome.usage?.completion_tokens ?? 0);
         if (outcome.brokenMidStream) ep.reportFailure("reset");
         else ep.reportSuccess();
         return { kind: "answered", endpoint: ep, attempt: outcome };
@@ -178,7 +186,7 @@ async function attempts(
             };
           }
           gw.metrics.retries.labels(decision.pool, outcome.reason).inc();
-          placement = { endpoint: pick.endpoint, lease: pick.endpoint.acquire(plan.cost), pick };
+          placement = placeOn(pick, plan.cost, plan.profile.stream)!;
           continue;
         }
         if (backpressure) {
@@ -231,6 +239,7 @@ function recordPick(rec: RequestRecord, placement: Placement): void {
   rec.pickMode = pick.mode;
   rec.pickReason = pick.reason;
   rec.pickScores = pick.topScores.map((t) => `${t.endpoint}=${t.total.toFixed(3)}`).join(" ");
+  rec.predictedTtftMs = pick.predictedTtftMs;
   if (pick.mode !== "metrics") rec.addFallback(`pick:${pick.mode}`);
 }
 

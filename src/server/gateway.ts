@@ -372,6 +372,9 @@ export class Gateway implements GatewayRuntime {
       for (const e of pool.endpoints) {
         m.endpointHealthy.labels(pool.name, e.name).set(e.healthy ? 1 : 0);
         if (e.kvUsage !== null) m.kvCacheUsedRatio.labels(pool.name, e.name).set(e.kvUsage);
+        m.pendingPrefillTokens.labels(pool.name, e.name).set(e.prefill.pendingTokens);
+        m.decodingRequests.labels(pool.name, e.name).set(e.prefill.decoding);
+        m.prefillMsPerKToken.labels(pool.name, e.name).set(e.prefill.prefillMsPerKToken());
       }
     }
     for (const s of this.correction.stats()) {

@@ -260,6 +260,7 @@ describe("the gateway over HTTP, fuzzed", () => {
       for (const e of pool.endpoints) {
         assert.equal(e.inflightRequests, 0, `${e.name} holds no request`);
         assert.equal(e.inflightTokens, 0, `${e.name} holds no tokens`);
+        assert.equal(e.prefill.held(), null, `${e.name}'s prefill view holds nothing`);
       }
     for (const [name, flow] of p.gateway.flow.pools) assert.equal(flow.depth, 0, `${name}'s queue is empty`);
   });

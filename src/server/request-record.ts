@@ -40,6 +40,7 @@ export class RequestRecord {
   pickMode: string | null = null;
   pickReason: string | null = null;
   pickScores: string | null = null;
+  predictedTtftMs: number | null = null;
   clientCancelled = false;
   attempts = 0;
   httpStatus = 0;
@@ -98,6 +99,7 @@ export class RequestRecord {
       pick_mode: this.pickMode,
       pick_reason: this.pickReason,
       pick_scores: this.pickScores,
+      predicted_ttft_ms: this.predictedTtftMs === null ? null : Math.round(this.predictedTtftMs),
       client_cancelled: this.clientCancelled,
       stream: this.stream,
       attempts: this.attempts,

@@ -10,6 +10,7 @@
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { FlowTicket } from "../flow/pool-flow.js";
 import { placeable, type SaturationBounds } from "../flow/saturation.js";
+import type { PickResult } from "../picker/framework/types.js";
 import type { ClientGone } from "./client-gone.js";
 import type { Placement } from "./gateway-runtime.js";
 import type { PickAmong } from "./pick-request.js";
@@ -22,6 +23,19 @@ export interface RequestTicketInit extends TicketFields {
   readonly bounds: SaturationBounds & { readonly enabled: boolean };
   readonly pickAmong: PickAmong;
   readonly clientGone: ClientGone;
+  /** A stream shows its first token, which ends its prefill in the endpoint's view. */
+  readonly stream: boolean;
+}
+
+/**
+ * Claims the picked endpoint for the request: its in-flight counters (`cost` tokens) and its prefill
+ * view (the prompt tokens the pick found uncached there).
+ */
+export function placeOn(pick: PickResult<EndpointState>, cost: number, stream: boolean): Placement | null {
+  const endpoint = pick.endpoint;
+  if (!endpoint) return null;
+  const lease = endpoint.acquire(cost, { uncached: pick.uncachedTokens ?? 0, stream });
+  return { endpoint, lease, pick };
 }
 
 export class RequestTicket implements FlowTicket<Placement> {
@@ -52,8 +66,6 @@ export class RequestTicket implements FlowTicket<Placement> {
     const { endpoints, bounds, cost, pickAmong } = this.init;
     const roomy = bounds.enabled ? placeable(endpoints, bounds, cost, Date.now()) : endpoints;
     if (roomy === null || roomy.length === 0) return null;
-    const pick = pickAmong(roomy);
-    if (!pick.endpoint) return null;
-    return { endpoint: pick.endpoint, lease: pick.endpoint.acquire(cost), pick };
+    return placeOn(pickAmong(roomy), cost, this.init.stream);
   }
 }

@@ -28,6 +28,9 @@ export class GatewayMetrics {
   readonly runtimeDecodeSeconds: Histogram;
   readonly kvCacheUsedRatio: Gauge;
   readonly endpointHealthy: Gauge;
+  readonly pendingPrefillTokens: Gauge;
+  readonly decodingRequests: Gauge;
+  readonly prefillMsPerKToken: Gauge;
   readonly inputTokens: Counter;
   readonly outputTokens: Counter;
   readonly tokenEstimateError: Gauge;
@@ -127,6 +130,21 @@ export class GatewayMetrics {
     this.endpointHealthy = r.gauge(
       "ai_gateway_endpoint_healthy",
       "1 when the endpoint passes health checks.",
+      ["pool", "endpoint"],
+    );
+    this.pendingPrefillTokens = r.gauge(
+      "ai_gateway_endpoint_pending_prefill_tokens",
+      "Prompt tokens the gateway sent an endpoint that have not had their first token yet.",
+      ["pool", "endpoint"],
+    );
+    this.decodingRequests = r.gauge(
+      "ai_gateway_endpoint_decoding_requests",
+      "Requests in flight on an endpoint past their first token.",
+      ["pool", "endpoint"],
+    );
+    this.prefillMsPerKToken = r.gauge(
+      "ai_gateway_endpoint_prefill_ms_per_ktoken",
+      "Learned prefill time per 1,000 prompt tokens on an endpoint (the prior until it has learned).",
       ["pool", "endpoint"],
     );
     this.inputTokens = r.counter("ai_gateway_input_tokens_total", "Prompt tokens reported by engines.", [

@@ -43,6 +43,11 @@ export interface RequestLogLine {
   pick_reason: string | null;
   /** The top candidates' total scores, `endpoint=score` separated by spaces. */
   pick_scores: string | null;
+  /**
+   * The picker's predicted time to first token on the chosen endpoint, from dispatch (compare it with
+   * ttft_ms − gateway_queue_ms); null when no endpoint was picked.
+   */
+  predicted_ttft_ms: number | null;
   client_cancelled: boolean;
   stream: boolean | null;
   attempts: number;

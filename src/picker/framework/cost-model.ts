@@ -20,15 +20,26 @@ export function queuedAhead(e: PickerEndpoint, signals: Signals): number {
   return Math.max(e.waiting ?? 0, e.inflightRequests - (e.running ?? 0));
 }
 
-/** Predicted time to first token on `e`, in ms, given how many leading prompt blocks it holds. */
+/** Prompt tokens `e` probably lacks, given how many leading blocks of the prompt it holds. */
+export function uncachedTokens(matchedBlocks: number, inputTokens: number, cost: CostModel): number {
+  return Math.max(0, inputTokens - matchedBlocks * cost.tokensPerBlock);
+}
+
+/**
+ * Predicted time to first token on `e`, in ms, given how many leading prompt blocks it holds: the
+ * endpoint's own prediction from its prefill view when it makes one, else queue × waitingRequestMs
+ * plus the uncached prefill.
+ */
 export function predictedDelayMs(
   e: PickerEndpoint,
   matchedBlocks: number,
   inputTokens: number,
   signals: Signals,
   cost: CostModel,
+  now: number,
 ): number {
-  const uncached = Math.max(0, inputTokens - matchedBlocks * cost.tokensPerBlock);
+  const uncached = uncachedTokens(matchedBlocks, inputTokens, cost);
+  if (e.predictTtftMs !== undefined) return e.predictTtftMs(uncached, now);
   return queuedAhead(e, signals) * cost.waitingRequestMs + uncached * cost.prefillMsPerToken;
 }
 

@@ -1,7 +1,7 @@
 // One pick: filters in order, weighted scorers, the picker, then the load guard. The result names the
 // chosen endpoint, the mode of the degradation order it ran in, and every reason along the way.
 
-import { clamp01, predictedDelayMs } from "./cost-model.js";
+import { clamp01, predictedDelayMs, uncachedTokens } from "./cost-model.js";
 import type {
   PickContext,
   PickerEndpoint,
@@ -71,7 +71,7 @@ export function pickEndpoint<E extends PickerEndpoint>(
   else buf.matched.fill(0);
   const input = ctx.request.inputTokens;
   for (let i = 0; i < n; i++) {
-    buf.delay[i] = predictedDelayMs(set[i]!, buf.matched[i]!, input, signals, profile.cost);
+    buf.delay[i] = predictedDelayMs(set[i]!, buf.matched[i]!, input, signals, profile.cost, ctx.now);
   }
   const sctx: ScoringContext = {
     request: ctx.request,
@@ -121,6 +121,8 @@ export function pickEndpoint<E extends PickerEndpoint>(
     topScores: topScores(profile, set, totals, raw),
     filtered,
     notes,
+    predictedTtftMs: buf.delay[chosen]!,
+    uncachedTokens: uncachedTokens(buf.matched[chosen]!, input, profile.cost),
   };
 }
 
@@ -163,7 +165,16 @@ function affinityDecided(affinity: Float64Array, n: number, winner: number): boo
 }
 
 function empty(filtered: Filtered, notes: string[]) {
-  return { endpoint: null, signals: null, backupPool: null, topScores: [], filtered, notes };
+  return {
+    endpoint: null,
+    signals: null,
+    backupPool: null,
+    topScores: [],
+    filtered,
+    notes,
+    predictedTtftMs: null,
+    uncachedTokens: null,
+  };
 }
 
 /**

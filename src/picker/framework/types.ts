@@ -39,6 +39,12 @@ export interface PickerEndpoint {
    */
   readonly scrapedAt?: number | null;
   metricsFresh(now: number): boolean;
+  /**
+   * Predicted ms to the first token of a request bringing `uncached` prompt tokens, sent now, from the
+   * endpoint's own prefill view and learned rates (endpoints/prefill-load.ts). Absent: the cost model's
+   * estimate from the queue.
+   */
+  predictTtftMs?(uncached: number, now: number): number;
 }
 
 /** The part of a request the picker reads. */
@@ -170,4 +176,7 @@ export interface PickResult<E> {
   readonly filtered: { endpoint: string; filter: string; why: string }[];
   /** Fail-open and other changes of behaviour, in order. */
   readonly notes: string[];
+  /** The chosen endpoint's predicted TTFT (ms) and the prompt tokens it probably lacks; null: none chosen. */
+  readonly predictedTtftMs: number | null;
+  readonly uncachedTokens: number | null;
 }

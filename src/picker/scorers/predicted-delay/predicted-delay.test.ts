@@ -10,9 +10,23 @@ import { predictedDelayScorer } from "./predicted-delay.js";
 it("predicted delay is queue wait plus prefill of the uncached tokens", () => {
   const cost = { prefillMsPerToken: 0.1, waitingRequestMs: 100, tokensPerBlock: 16 };
   const e = fakeEndpoint("a", { waiting: 2 });
-  assert.equal(predictedDelayMs(e, 0, 8000, "metrics", cost), 200 + 800);
-  assert.equal(predictedDelayMs(e, 500, 8000, "metrics", cost), 200);
-  assert.equal(predictedDelayMs(e, 600, 8000, "metrics", cost), 200, "never below the queue wait");
+  assert.equal(predictedDelayMs(e, 0, 8000, "metrics", cost, 0), 200 + 800);
+  assert.equal(predictedDelayMs(e, 500, 8000, "metrics", cost, 0), 200);
+  assert.equal(predictedDelayMs(e, 600, 8000, "metrics", cost, 0), 200, "never below the queue wait");
+});
+
+it("predicted delay is the endpoint's own prediction when it makes one, for the uncached tokens", () => {
+  const cost = { prefillMsPerToken: 0.1, waitingRequestMs: 100, tokensPerBlock: 16 };
+  const seen: number[] = [];
+  const e = {
+    ...fakeEndpoint("a", { waiting: 2 }),
+    predictTtftMs: (uncached: number) => {
+      seen.push(uncached);
+      return 42;
+    },
+  };
+  assert.equal(predictedDelayMs(e, 100, 8000, "metrics", cost, 0), 42);
+  assert.deepEqual(seen, [8000 - 1600]);
 });
 
 it("predicted-delay prefers a warm endpoint with a short queue over a cold idle one", () => {

@@ -21,6 +21,7 @@ export function predictedDelayScorer(): Scorer {
           ctx.request.inputTokens,
           ctx.signals,
           ctx.cost,
+          ctx.now,
         );
       }
       return invertedMinMax(o, n, o);

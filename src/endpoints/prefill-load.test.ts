@@ -1,0 +1,133 @@
+// Pins the prefill view: every exit path returns pending prefill (and decoding) to zero; a stream's
+// first token moves it from prefill to decode and teaches the TTFT fit; a non-streaming request leaves
+// prefill at its predicted TTFT; a scrape that shows more waiting than the gateway sent adds their work;
+// and the learned fit converges on a simulated engine whose speed changes mid-run.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { seededRandom } from "../testing/fake-endpoint.js";
+import { Lease } from "./lease.js";
+import { PrefillLoad } from "./prefill-load.js";
+
+const counters = () => ({ inflightRequests: 0, inflightTokens: 0, onCapacity: null });
+
+describe("the prefill view's accounting", () => {
+  it("a stream: pending until its first token, decoding until release, then nothing", () => {
+    const load = new PrefillLoad();
+    const c = load.begin(3000, true, 0, null);
+    assert.equal(load.pendingTokens, 3000);
+    assert.equal(load.pendingRequests, 1);
+    c.firstToken(120);
+    assert.equal(load.pendingTokens, 0);
+    assert.equal(load.decoding, 1);
+    c.end(900);
+    assert.equal(load.held(), null);
+    assert.equal(load.observations, 1, "its TTFT was observed");
+  });
+
+  it("released before its first token (cancel, error, timeout): nothing held, nothing learned", () => {
+    const load = new PrefillLoad();
+    const c = load.begin(5000, true, 0, null);
+    c.end(50);
+    c.end(60);
+    c.firstToken(70);
+    assert.equal(load.held(), null);
+    assert.equal(load.observations, 0);
+  });
+
+  it("a non-streaming request leaves prefill at its predicted TTFT, and release ends it either way", () => {
+    const load = new PrefillLoad();
+    const a = load.begin(2000, false, 0, null);
+    const b = load.begin(2000, false, 0, null);
+    assert.equal(load.pendingRequests, 2);
+    assert.ok(b.predictedMs > a.predictedMs, "the second waits behind the first");
+    load.aheadTokens(a.assumedPrefillEnd, null);
+    assert.equal(load.pendingTokens, 2000, "the first left prefill at its predicted TTFT");
+    assert.equal(load.decoding, 1);
+    b.end(1);
+    a.end(b.assumedPrefillEnd + 1000);
+    assert.equal(load.held(), null);
+  });
+
+  it("counts waiting requests a fresh scrape shows beyond its own, at the average size", () => {
+    const load = new PrefillLoad();
+    load.begin(1000, true, 0, null);
+    assert.equal(load.aheadTokens(0, null), 1000);
+    assert.equal(load.aheadTokens(0, 1), 1000, "the one waiting is ours");
+    assert.ok(load.aheadTokens(0, 3) > 1000, "two more waiting than we sent");
+  });
+
+  it("a lease releases its claim on every path once, and a first token tells flow control", () => {
+    const load = new PrefillLoad();
+    let told = 0;
+    const c = { ...counters(), onCapacity: () => told++ };
+    c.inflightRequests = 1;
+    const lease = new Lease(c, 10, load.begin(800, true, 0, null));
+    lease.firstToken(40);
+    lease.firstToken(41);
+    assert.equal(told, 1, "told once when prefill ended");
+    assert.equal(lease.release(90), true);
+    assert.equal(lease.release(91), false);
+    lease.firstToken(92);
+    assert.equal(told, 2);
+    assert.equal(load.held(), null);
+    assert.equal(c.inflightRequests, 0);
+  });
+});
+
+/**
+ * An engine with chunked prefill, first come first served: each step carries up to `budget` tokens,
+ * decodes first, and takes β₀ + β₁·prefill + β₂·decode µs (the simulator's law).
+ */
+function engineTtft(
+  beta: { b0: number; b1: number; b2: number },
+  aheadPlusOwn: number,
+  decoding: number,
+): number {
+  const budget = 8192;
+  const perStep = budget - decoding;
+  const steps = Math.ceil(aheadPlusOwn / perStep);
+  const stepUs = (tokens: number) => beta.b0 + beta.b1 * tokens + beta.b2 * decoding;
+  const full = Math.max(0, steps - 1) * stepUs(perStep);
+  const last = stepUs(aheadPlusOwn - Math.max(0, steps - 1) * perStep);
+  return (full + last) / 1000 + 2; // ms, plus the API server
+}
+
+it("the TTFT fit converges on an engine, and again after its speed changes mid-run", () => {
+  const h100 = { b0: 5753, b1: 17.25, b2: 6.0 };
+  const a100 = { b0: 16_442, b1: 47.84, b2: 18.21 };
+  const random = seededRandom(3);
+  const load = new PrefillLoad();
+  let t = 0;
+  const serve = (beta: typeof h100, n: number) => {
+    const errors: number[] = [];
+    for (let i = 0; i < n; i++) {
+      // A busy engine: prefill pending ahead, and sequences decoding.
+      const ahead = Array.from({ length: Math.floor(random() * 4) }, () =>
+        load.begin(Math.floor(random() * 6000), true, t, null),
+      );
+      load.decoding = Math.floor(random() * 60);
+      const c = load.begin(200 + Math.floor(random() * 3000), true, t, null);
+      const actual = engineTtft(beta, load.pendingTokens, load.decoding);
+      errors.push(Math.abs(c.predictedMs - actual) / actual);
+      for (const e of ahead) e.end(t + actual);
+      c.firstToken(t + actual);
+      c.end(t + actual + 10);
+      load.decoding = 0;
+      t += actual + 20;
+    }
+    assert.equal(load.held(), null);
+    errors.sort((x, y) => x - y);
+    return errors[Math.floor(errors.length / 2)]!;
+  };
+  serve(h100, 150);
+  const settled = serve(h100, 100);
+  assert.ok(settled < 0.1, `median error on the h100 law ${(settled * 100).toFixed(1)}% < 10%`);
+  serve(a100, 100);
+  const again = serve(a100, 100);
+  assert.ok(again < 0.1, `median error after it slowed ${(again * 100).toFixed(1)}% < 10%`);
+  assert.ok(
+    load.prefillMsPerKToken() > 40,
+    `learned ${load.prefillMsPerKToken().toFixed(1)} ms per 1k tokens`,
+  );
+});

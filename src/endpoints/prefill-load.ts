@@ -1,0 +1,219 @@
+// What an engine has to do before a new request's first token, from the gateway's own accounting at
+// decision time: prompt tokens it was sent and has not yet answered with a first token (pending prefill),
+// and the sequences it is decoding. A scrape is 250 ms old and vLLM's `num_requests_waiting` stays low
+// while long prompts run through chunked prefill, so neither sees a prefill backlog; this does, exactly,
+// for the requests this gateway sent.
+//
+// From that, a predicted time to first token per candidate, learned online per engine rather than only
+// configured: TTFT ≈ w₀ + w₁·P + w₂·D + w₃·P·D, with P the prefill tokens ahead plus the request's own
+// uncached ones (thousands) and D the sequences decoding (hundreds). That is the shape of a chunked-
+// prefill step (β₀ + β₁·prefill tokens + β₂·decode tokens, a token budget per step shared with the
+// decodes): prefill time grows with P, and each step is slower, and carries fewer prefill tokens, as D
+// grows. Fitted by recursive least squares with forgetting (online-linear.ts) from each streamed
+// request's own TTFT against the load it was dispatched into, so a slower or busier engine is seen as
+// such. Decode speed (time per output token against D) is learned the same way.
+
+import { OnlineLinear } from "./online-linear.js";
+
+/** The cost model's prior, used until an engine's own requests have taught it better. */
+export interface PrefillPrior {
+  /** Prefill cost of one uncached prompt token, in ms. */
+  readonly prefillMsPerToken: number;
+  /** Time to first token of an empty prompt on an idle engine: the API server and one step, ms. */
+  readonly baseMs: number;
+}
+
+export const DEFAULT_PREFILL_PRIOR: PrefillPrior = { prefillMsPerToken: 0.1, baseMs: 20 };
+
+/** Observations after which the learned fit is trusted over the prior for predictions. */
+const WARM_OBSERVATIONS = 8;
+const FORGETTING = 0.98;
+/** Weight of the running average of a request's uncached tokens (for requests seen only by a scrape). */
+const SIZE_EWMA = 0.05;
+
+/**
+ * One request's share of the prefill view, from dispatch to release. For a stream the first token moves
+ * it from prefill to decode; a non-streaming request shows no first token, so it is taken to have left
+ * prefill at its predicted TTFT.
+ */
+export class PrefillClaim {
+  /** Where the claim is: prefill, decoding, or released. */
+  stage: "prefill" | "decode" | "done" = "prefill";
+  firstTokenAt = Number.NaN;
+  endedAt = Number.NaN;
+  /** Sequences decoding on the engine when this one got its first token (for the decode fit). */
+  decodingAtFirst = 0;
+
+  constructor(
+    readonly load: PrefillLoad,
+    /** Uncached prompt tokens this request brings. */
+    readonly tokens: number,
+    readonly startedAt: number,
+    /** Predicted TTFT at dispatch, ms. */
+    readonly predictedMs: number,
+    /** Features of the load it was dispatched into: P (thousands) and D (hundreds). */
+    readonly p: number,
+    readonly d: number,
+    /** Non-streaming: when it is taken to have left prefill; Infinity for a stream. */
+    readonly assumedPrefillEnd: number,
+  ) {}
+
+  /** The first token passed (a stream): prefill is done; the TTFT teaches the engine's fit. */
+  firstToken(now: number): void {
+    if (this.stage !== "prefill") return;
+    this.firstTokenAt = now;
+    this.load.leavePrefill(this, true);
+  }
+
+  /** The request is over, however it ended; counts once. */
+  end(now: number): void {
+    if (this.stage === "done") return;
+    if (this.stage === "prefill") this.load.leavePrefill(this, false);
+    this.stage = "done";
+    this.endedAt = now;
+    this.load.decoding = Math.max(0, this.load.decoding - 1);
+  }
+
+  /** After `end`: the output token count, for the decode-speed fit (streams that saw a first token). */
+  reportOutput(outputTokens: number): void {
+    if (this.stage !== "done" || !Number.isFinite(this.firstTokenAt) || outputTokens < 2) return;
+    const tpot = (this.endedAt - this.firstTokenAt) / (outputTokens - 1);
+    this.load.observeDecode(this.decodingAtFirst, tpot);
+  }
+}
+
+export class PrefillLoad {
+  /** Uncached prompt tokens sent and not yet first-tokened. */
+  pendingTokens = 0;
+  /** Requests those tokens belong to. */
+  pendingRequests = 0;
+  /** Requests in flight past their first token (or past their assumed prefill end). */
+  decoding = 0;
+  /** Running average of a request's uncached tokens here (for the ones only a scrape shows). */
+  meanTokens = 0;
+  private readonly ttft: OnlineLinear;
+  private readonly tpot: OnlineLinear;
+  private readonly prior: PrefillPrior;
+  /** Non-streaming claims still counted as prefill, and the earliest time one of them leaves it. */
+  private assumed: PrefillClaim[] = [];
+  private nextAssumedEnd = Number.POSITIVE_INFINITY;
+  private readonly x = new Float64Array(4);
+
+  constructor(prior: PrefillPrior = DEFAULT_PREFILL_PRIOR) {
+    this.prior = prior;
+    this.ttft = new OnlineLinear({
+      prior: [prior.baseMs, prior.prefillMsPerToken * 1000, 0, 0],
+      forgetting: FORGETTING,
+      priorVariance: 1e4,
+    });
+    this.tpot = new OnlineLinear({ prior: [10, 5], forgetting: FORGETTING, priorVariance: 1e3 });
+  }
+
+  /**
+   * Prefill tokens ahead of a request sent now: the gateway's own pending prefill, plus, when a fresh
+   * scrape shows more requests waiting than the gateway has pending (another gateway's, or ones it
+   * cannot see), those at the average size.
+   */
+  aheadTokens(now: number, scrapedWaiting: number | null): number {
+    if (now >= this.nextAssumedEnd) this.sweep(now);
+    let ahead = this.pendingTokens;
+    if (scrapedWaiting !== null && scrapedWaiting > this.pendingRequests) {
+      ahead += (scrapedWaiting - this.pendingRequests) * this.meanTokens;
+    }
+    return ahead;
+  }
+
+  /** Predicted ms to the first token of a request of `uncached` prompt tokens sent now. */
+  predictTtftMs(uncached: number, now: number, scrapedWaiting: number | null): number {
+    return this.predictAt((this.aheadTokens(now, scrapedWaiting) + uncached) / 1000, this.decoding / 100);
+  }
+
+  /** The fit's prediction for P thousand prefill tokens and D hundred decoding sequences. */
+  predictAt(p: number, d: number): number {
+    if (this.ttft.observations < WARM_OBSERVATIONS) {
+      return this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken;
+    }
+    const w = this.ttft.weights;
+    // A fit may dip below zero on a coefficient it has seen little of; time never runs backwards.
+    const y = w[0]! + Math.max(0, w[1]!) * p + Math.max(0, w[2]!) * d + Math.max(0, w[3]!) * p * d;
+    return Math.max(1, y);
+  }
+
+  /** Counts a request of `uncached` prompt tokens as dispatched here now. */
+  begin(uncached: number, stream: boolean, now: number, scrapedWaiting: number | null): PrefillClaim {
+    const tokens = Math.max(0, uncached);
+    const p = (this.aheadTokens(now, scrapedWaiting) + tokens) / 1000;
+    const d = this.decoding / 100;
+    const predicted = this.predictAt(p, d);
+    const claim = new PrefillClaim(this, tokens, now, predicted, p, d, stream ? Infinity : now + predicted);
+    this.pendingTokens += tokens;
+    this.pendingRequests++;
+    this.meanTokens += SIZE_EWMA * (tokens - this.meanTokens);
+    if (!stream) {
+      this.assumed.push(claim);
+      if (claim.assumedPrefillEnd < this.nextAssumedEnd) this.nextAssumedEnd = claim.assumedPrefillEnd;
+    }
+    return claim;
+  }
+
+  /** Prefill over for `c` (its first token, its end, or its assumed end); `observed`: a real first token. */
+  leavePrefill(c: PrefillClaim, observed: boolean): void {
+    this.pendingTokens = Math.max(0, this.pendingTokens - c.tokens);
+    this.pendingRequests = Math.max(0, this.pendingRequests - 1);
+    c.stage = "decode";
+    c.decodingAtFirst = this.decoding;
+    this.decoding++;
+    if (observed) {
+      const x = this.x;
+      x[0] = 1;
+      x[1] = c.p;
+      x[2] = c.d;
+      x[3] = c.p * c.d;
+      this.ttft.observe(x, c.firstTokenAt - c.startedAt);
+    }
+  }
+
+  observeDecode(decodingAtFirst: number, tpotMs: number): void {
+    this.tpot.observe([1, decodingAtFirst / 100], tpotMs);
+  }
+
+  /** Learned ms per 1,000 prefill tokens on an engine with nothing decoding (the prior until warm). */
+  prefillMsPerKToken(): number {
+    return this.ttft.observations < WARM_OBSERVATIONS
+      ? this.prior.prefillMsPerToken * 1000
+      : Math.max(0, this.ttft.weights[1]!);
+  }
+
+  /** Learned ms per output token at the current decode load; null until a stream taught it. */
+  tpotMs(): number | null {
+    if (this.tpot.observations === 0) return null;
+    return Math.max(0, this.tpot.predict([1, this.decoding / 100]));
+  }
+
+  /** What is still counted, e.g. "pending 1,200 tokens of 2 requests, 1 decoding"; null when nothing is. */
+  held(): string | null {
+    if (this.pendingTokens === 0 && this.pendingRequests === 0 && this.decoding === 0) return null;
+    return `pending ${this.pendingTokens} tokens of ${this.pendingRequests} requests, ${this.decoding} decoding`;
+  }
+
+  /** TTFT observations the fit rests on. */
+  get observations(): number {
+    return this.ttft.observations;
+  }
+
+  /** Moves non-streaming claims past their assumed prefill end to decode. */
+  private sweep(now: number): void {
+    let next = Number.POSITIVE_INFINITY;
+    const keep: PrefillClaim[] = [];
+    for (const c of this.assumed) {
+      if (c.stage !== "prefill") continue;
+      if (c.assumedPrefillEnd <= now) this.leavePrefill(c, false);
+      else {
+        keep.push(c);
+        if (c.assumedPrefillEnd < next) next = c.assumedPrefillEnd;
+      }
+    }
+    this.assumed = keep;
+    this.nextAssumedEnd = next;
+  }
+}
