@@ -8,7 +8,8 @@ export interface SaturationBounds {
   /**
    * Soft: the predicted wait for a first token on the endpoint (the prefill work the gateway sent it and
    * it has not answered yet, at its learned rate) at which it is full; null: none. Sees a prefill backlog
-   * the scraped queue does not, at decision time rather than scrape time.
+   * the scraped queue does not, at decision time rather than scrape time. Applies once the endpoint's
+   * TTFT fit has learned from its streams (a non-streaming request shows no first token).
    */
   readonly maxPredictedWaitMs: number | null;
   /** Soft: KV-cache use (0..1) at which the endpoint is full. */

@@ -201,6 +201,14 @@ export class PrefillLoad {
     return this.ttft.observations;
   }
 
+  /**
+   * The fit has learned this engine (from streamed first tokens); until then predictions are the
+   * configured prior's, good for ranking endpoints but not for holding traffic back.
+   */
+  get learned(): boolean {
+    return this.ttft.observations >= WARM_OBSERVATIONS;
+  }
+
   /** Moves non-streaming claims past their assumed prefill end to decode. */
   private sweep(now: number): void {
     let next = Number.POSITIVE_INFINITY;

@@ -119,3 +119,39 @@ describe("saturationOf", () => {
     assert.equal(overHardBound(b, B, 1, 3500), null);
   });
 });
+
+describe("the predicted-wait bound", () => {
+  /** Teaches `ep`'s fit: streams of 1,000 tokens on an idle engine, each first-tokened after `ms`. */
+  function learn(ep: EndpointState, ms: number, now: number): void {
+    for (let i = 0; i < 10; i++) {
+      const lease = ep.acquire(0, { uncached: 1000, stream: true }, now);
+      lease.firstToken(now + ms);
+      lease.release(now + ms);
+    }
+  }
+
+  it("counts an endpoint full when the prefill it was sent predicts a wait past the bound", () => {
+    const now = 10_000;
+    const ep = endpoint();
+    scraped(ep, now, 0, 0.1);
+    learn(ep, 50, now);
+    assert.ok(ep.prefill.learned);
+    const lease = ep.acquire(100, { uncached: 12_000, stream: true }, now);
+    const b = { ...B, maxPredictedWaitMs: 300 };
+    assert.match(softSaturation(ep, b, now) ?? "", /^predicted wait \d+ ms ≥ 300 ms$/);
+    assert.equal(softSaturation(ep, { ...b, maxPredictedWaitMs: null }, now), null, "null: no bound");
+    lease.firstToken(now + 600);
+    assert.equal(softSaturation(ep, b, now + 600), null, "its first token freed the engine");
+    lease.release(now + 900);
+  });
+
+  it("does not hold traffic on the prior before the fit has learned the engine", () => {
+    const now = 10_000;
+    const ep = endpoint();
+    scraped(ep, now, 0, 0.1);
+    const lease = ep.acquire(100, { uncached: 50_000, stream: false }, now);
+    assert.ok(ep.predictTtftMs(0, now) > 300);
+    assert.equal(softSaturation(ep, { ...B, maxPredictedWaitMs: 300 }, now), null);
+    lease.release(now);
+  });
+});

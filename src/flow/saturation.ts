@@ -51,7 +51,8 @@ export function overHardBound(
 export function softSaturation(ep: EndpointState, b: SaturationBounds, now: number): string | null {
   const inflight = ep.inflightRequests;
   if (inflight === 0) return null;
-  if (b.maxPredictedWaitMs !== null) {
+  // Only a learned fit holds traffic back: the prior is a guess, and a guess too slow would cap the pool.
+  if (b.maxPredictedWaitMs !== null && ep.prefill.learned) {
     const wait = ep.predictTtftMs(0, now);
     if (wait >= b.maxPredictedWaitMs) {
       return `predicted wait ${Math.round(wait)} ms ≥ ${b.maxPredictedWaitMs} ms`;
