@@ -73,24 +73,29 @@ export class FairQueue<T> {
 
   /**
    * The next item to dispatch: the highest band holding an eligible item, and in it the tenant with the
-   * lowest counter whose oldest item is eligible. Ineligible items (a paused rule's) do not block others.
+   * lowest counter whose oldest eligible item (among its first SCAN_DEPTH) goes. Ineligible items (a
+   * paused rule's, or one no endpoint can take now) do not block others, nor their own tenant's later
+   * items.
    */
   peek(eligible: (value: T) => boolean = always): QueueEntry<T> | null {
     for (const band of this.bands) {
       if (band.size === 0) continue;
       let best: Flow<T> | null = null;
+      let bestItem: QueueEntry<T> | null = null;
       for (const flow of band.flows.values()) {
-        const head = flow.items[0];
-        if (!head || !eligible(head.value)) continue;
+        const item = firstEligible(flow.items, eligible);
+        if (!item) continue;
         if (
           !best ||
+          !bestItem ||
           flow.counter < best.counter ||
-          (flow.counter === best.counter && head.seq < best.items[0]!.seq)
+          (flow.counter === best.counter && item.seq < bestItem.seq)
         ) {
           best = flow;
+          bestItem = item;
         }
       }
-      if (best) return best.items[0]!;
+      if (bestItem) return bestItem;
     }
     return null;
   }
@@ -148,6 +153,15 @@ export class FairQueue<T> {
     }
     return b;
   }
+}
+
+/** How deep into one tenant's queue peek looks past ineligible items. */
+const SCAN_DEPTH = 64;
+
+function firstEligible<T>(items: readonly QueueEntry<T>[], eligible: (value: T) => boolean) {
+  const n = Math.min(items.length, SCAN_DEPTH);
+  for (let i = 0; i < n; i++) if (eligible(items[i]!.value)) return items[i]!;
+  return null;
 }
 
 function always(): boolean {

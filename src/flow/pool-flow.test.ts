@@ -53,6 +53,47 @@ const WHEN: PauseWhen = {
 };
 
 describe("PoolFlow", () => {
+  it("passes over a queued request no endpoint can take now, and keeps it for when one can", async () => {
+    const { ep, flow, ticket } = rig({ maxInflight: 2 });
+    const busy = flow.admit(ticket("busy"));
+    assert.ok(!(busy instanceof Promise));
+    let adapterSlot = false;
+    const misses: string[] = [];
+    // Waits for an adapter slot: there is room in the pool, but not for it (`no_match`).
+    const stuck: FlowTicket<{ id: string; lease: Lease }> & { lastMiss: "full" | "no_match" | null } = {
+      ...ticket("adapter-x"),
+      matchKey: "m||x",
+      lastMiss: null,
+      place() {
+        if (!adapterSlot) {
+          misses.push("x");
+          this.lastMiss = "no_match";
+          return null;
+        }
+        return { id: "adapter-x", lease: ep.acquire(100) };
+      },
+    };
+    const twin = { ...stuck, place: stuck.place };
+    const x = flow.admit(stuck) as Promise<{ id: string; lease: Lease }>;
+    const x2 = flow.admit(twin) as Promise<{ id: string; lease: Lease }>;
+    const behind = flow.admit(ticket("behind")) as Promise<{ id: string; lease: Lease }>;
+    assert.ok(x instanceof Promise && behind instanceof Promise);
+    const b = await behind;
+    assert.equal(b.id, "behind", "the request behind went though the head could not");
+    assert.ok(misses.length >= 1);
+    const before = misses.length;
+    b.lease.release();
+    await sleep(0);
+    assert.ok(misses.length - before <= 1, "its twin (same matchKey) was passed over without a pick");
+    adapterSlot = true;
+    (busy as { lease: Lease }).lease.release();
+    const got = await x;
+    assert.equal(got.id, "adapter-x");
+    got.lease.release();
+    (await x2).lease.release();
+    assert.equal(ep.inflightRequests, 0);
+  });
+
   it("places at once while an endpoint has room, and queues when none has", async () => {
     const { ep, flow, ticket } = rig();
     const first = flow.admit(ticket("a"));

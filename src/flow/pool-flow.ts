@@ -23,6 +23,17 @@ export interface FlowTicket<P> {
    * the claim), or returns null when no endpoint has room.
    */
   place(): P | null;
+  /**
+   * After `place()` returned null: `full` when the pool has no room (nothing behind it can go either),
+   * `no_match` when there is room but not for this request (its adapter has no slot, say), so requests
+   * behind it may still go. Absent: `full`.
+   */
+  readonly lastMiss?: "full" | "no_match" | null;
+  /**
+   * Requests with the same key are refused by the same filters (the same model, version and adapter):
+   * after one missed with `no_match`, the others are passed over in that round without a pick.
+   */
+  readonly matchKey?: string;
 }
 
 interface Waiter<P> {
@@ -179,17 +190,27 @@ export class PoolFlow<P> {
     w.entry = null;
   }
 
-  /** Dispatches from the head while endpoints have room. */
+  /**
+   * Dispatches from the head while endpoints have room. A request that cannot go though the pool has room
+   * (no endpoint for it now) is passed over for this round, so it does not hold up the ones behind it.
+   */
   private pump(): void {
     if (this.pumping) return;
     this.pumping = true;
+    let passed: Set<string> | null = null;
+    const go = (w: Waiter<P>) => eligible(w) && !passed?.has(w.ticket.matchKey ?? "");
     try {
       for (;;) {
-        const head = this.queue.peek(eligible);
+        const head = this.queue.peek(go);
         if (!head) break;
         const w = head.value;
         const placed = w.ticket.place();
-        if (placed === null) break;
+        if (placed === null) {
+          if (w.ticket.lastMiss !== "no_match") break;
+          passed ??= new Set();
+          passed.add(w.ticket.matchKey ?? "");
+          continue;
+        }
         this.queue.take(head);
         this.stats.dispatched++;
         this.onOutcome("dispatched");

@@ -243,6 +243,7 @@ async function queueForEndpoint(
       pickAmong,
       clientGone,
       stream: plan.profile.stream,
+      matchKey: `${plan.pickRequest.model}|${plan.pickRequest.modelVersion ?? ""}|${plan.pickRequest.lora ?? ""}`,
     }),
   );
   let placement: Placement;

@@ -25,6 +25,8 @@ export interface RequestTicketInit extends TicketFields {
   readonly clientGone: ClientGone;
   /** A stream shows its first token, which ends its prefill in the endpoint's view. */
   readonly stream: boolean;
+  /** Served model, version and adapter: the filters that can refuse it (FlowTicket.matchKey). */
+  readonly matchKey: string;
 }
 
 /**
@@ -45,6 +47,8 @@ export class RequestTicket implements FlowTicket<Placement> {
   readonly maxQueueMs: number;
   readonly gate: FlowTicket<Placement>["gate"];
   readonly fallbackOptions: readonly string[];
+  lastMiss: "full" | "no_match" | null = null;
+  readonly matchKey: string;
   private readonly init: RequestTicketInit;
 
   constructor(init: RequestTicketInit) {
@@ -54,6 +58,7 @@ export class RequestTicket implements FlowTicket<Placement> {
     this.maxQueueMs = init.maxQueueMs;
     this.gate = init.gate;
     this.fallbackOptions = init.fallbackOptions;
+    this.matchKey = init.matchKey;
     this.init = init;
   }
 
@@ -65,7 +70,12 @@ export class RequestTicket implements FlowTicket<Placement> {
   place(): Placement | null {
     const { endpoints, bounds, cost, pickAmong } = this.init;
     const roomy = bounds.enabled ? placeable(endpoints, bounds, cost, Date.now()) : endpoints;
-    if (roomy === null || roomy.length === 0) return null;
-    return placeOn(pickAmong(roomy), cost, this.init.stream);
+    if (roomy === null || roomy.length === 0) {
+      this.lastMiss = "full";
+      return null;
+    }
+    const placed = placeOn(pickAmong(roomy), cost, this.init.stream);
+    this.lastMiss = placed === null ? "no_match" : null;
+    return placed;
   }
 }
