@@ -76,6 +76,14 @@ describe("tenants in the harness", () => {
         if (String(l.event).startsWith("inference.")) tenantOf.set(String(l.trace_id), l.tenant);
       }
       for (const req of requests) assert.equal(tenantOf.get(req.id), req.tenant, req.id);
+      assert.deepEqual(Object.keys(r.by_tenant ?? {}), ["noisy", "quiet-a", "quiet-b"]);
+      assert.deepEqual(
+        Object.values(r.by_tenant!).map((g) => g.count),
+        [3, 3, 3],
+      );
+      assert.deepEqual(Object.keys(r.by_input_size ?? {}), ["<1024"]);
+      // Present whether or not the gateway logs predictions yet (a count of 0 then, not a failure).
+      assert.ok(r.prediction_error && r.prediction_error.count <= requests.length);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
