@@ -84,6 +84,8 @@ describe("burst isolation", () => {
     assert.equal(b.quiet_without.count, 5);
     assert.equal(b.quiet_without.ttft_ms.p99, 200);
     assert.equal(b.p99_ratio, 1.5);
+    assert.equal(b.quiet_before.count, 3);
+    assert.equal(b.p99_ratio_before, 3, "before the burst alone: 300 against 100 ms");
   });
 
   it("is null without the phase, and has no ratio without requests on one side", () => {

@@ -1,9 +1,10 @@
 // One tenant's burst against the others (issue 13, noisy-neighbor): the TTFT P99 of every other
-// tenant's requests that arrived during the burst phase, against theirs in the other phases.
+// tenant's requests that arrived during the burst phase, against theirs in the other phases, and
+// against theirs before the burst alone (the phases after it also hold the backlog's drain).
 
 import { arrivalPhase, groupResult } from "./breakdowns.js";
 import type { ReplayRecord } from "./replay.js";
-import type { BurstIsolationResult } from "./results.js";
+import type { BurstIsolationResult, GroupResult } from "./results.js";
 import type { BurstSpec, ScenarioPhase } from "./scenarios/shipped.js";
 import { round } from "./stats.js";
 
@@ -13,19 +14,27 @@ export function burstIsolation(
   phases: readonly ScenarioPhase[],
   burst: BurstSpec,
 ): BurstIsolationResult | null {
-  if (!phases.some((p) => p.name === burst.phase)) return null;
+  const at = phases.findIndex((p) => p.name === burst.phase);
+  if (at < 0) return null;
+  const earlier = new Set(phases.slice(0, at).map((p) => p.name));
   const quiet = records.filter((r) => r.req.tenant !== burst.tenant);
-  const during = quiet.filter((r) => arrivalPhase(phases, r).name === burst.phase);
-  const without = quiet.filter((r) => arrivalPhase(phases, r).name !== burst.phase);
-  const quietDuring = groupResult(during);
-  const quietWithout = groupResult(without);
-  const a = quietDuring.ttft_ms.p99;
-  const b = quietWithout.ttft_ms.p99;
+  const phaseOf = (r: ReplayRecord) => arrivalPhase(phases, r).name;
+  const quietDuring = groupResult(quiet.filter((r) => phaseOf(r) === burst.phase));
+  const quietWithout = groupResult(quiet.filter((r) => phaseOf(r) !== burst.phase));
+  const quietBefore = groupResult(quiet.filter((r) => earlier.has(phaseOf(r))));
   return {
     burst_tenant: burst.tenant,
     burst_phase: burst.phase,
     quiet_during: quietDuring,
     quiet_without: quietWithout,
-    p99_ratio: a !== null && b !== null && b > 0 ? round(a / b, 3) : null,
+    p99_ratio: p99Ratio(quietDuring, quietWithout),
+    quiet_before: quietBefore,
+    p99_ratio_before: p99Ratio(quietDuring, quietBefore),
   };
+}
+
+function p99Ratio(a: GroupResult, b: GroupResult): number | null {
+  const x = a.ttft_ms.p99;
+  const y = b.ttft_ms.p99;
+  return x !== null && y !== null && y > 0 ? round(x / y, 3) : null;
 }

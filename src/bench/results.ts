@@ -124,6 +124,12 @@ export interface BurstIsolationResult {
   quiet_without: GroupResult;
   /** quiet_during's TTFT P99 over quiet_without's; null when either is missing. */
   p99_ratio: number | null;
+  /**
+   * The quiet tenants' requests that arrived before the burst phase alone: unlike `quiet_without`, free
+   * of the backlog's drain after the burst. With its ratio, for scale.
+   */
+  quiet_before: GroupResult;
+  p99_ratio_before: number | null;
 }
 
 export interface TimePoint {

@@ -50,6 +50,8 @@ function router(s: Shape, prediction?: PredictionErrorResult): RouterResult {
     quiet_during: group(60, 0, s.all[0], s.quiet[0]),
     quiet_without: group(140, 0, s.all[0], s.quiet[1]),
     p99_ratio: Math.round((s.quiet[0] / s.quiet[1]) * 1000) / 1000,
+    quiet_before: group(80, 0, s.all[0], s.quiet[1] / 2),
+    p99_ratio_before: Math.round((s.quiet[0] / (s.quiet[1] / 2)) * 1000) / 1000,
   };
   return {
     status: "ok",
