@@ -63,6 +63,7 @@ describe("report: issue 13 targets", () => {
       "met",
       "200 ms",
       "3.00×",
+      "not met",
     ]);
     assert.deepEqual(rows(md, "least-request (4-replicas)").at(-1)!.slice(4, 6), ["4.00×", "not met"]);
   });
@@ -78,6 +79,14 @@ describe("report: issue 13 targets", () => {
     delete r.routers.tokengate!.by_input_size;
     const short = rows(section(renderReport(r)), "TTFT P99, short prompts")[0]!;
     assert.deepEqual(short.slice(3), ["n/a", "1000 ms", "n/a", "n/a"]);
+  });
+
+  it("shows the ratios alone for a scenario without a burst (mixed-lengths)", () => {
+    const r = syntheticNoisyNeighbor();
+    for (const x of Object.values(r.routers)) delete x.burst_isolation;
+    const out = section(renderReport(r));
+    assert.match(out, /\| TTFT P90, all requests \|/);
+    assert.doesNotMatch(out, /One tenant's burst/);
   });
 
   it("is left out of scenarios that declare neither target", () => {
