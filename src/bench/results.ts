@@ -72,6 +72,66 @@ export interface ModelResult {
   ttft_ms: LatencyQuantiles;
 }
 
+/**
+ * Client-side latency of one group of requests: a tenant, an input-size bucket, every request
+ * (`src/bench/breakdowns.ts`). Quantiles over the requests that finished without error.
+ */
+export interface GroupResult {
+  count: number;
+  errors: number;
+  ttft_ms: LatencyQuantiles;
+  e2e_ms: LatencyQuantiles;
+}
+
+/** Latency per tenant and per input-size bucket, within one scenario phase or the whole run. */
+export interface Breakdown {
+  /** By the trace's `tenant` (sent as X-AI-Tenant), tenants sorted by name. */
+  by_tenant: Record<string, GroupResult>;
+  /**
+   * By the trace's `input_tokens` (the user message; a text's length in the simulator's tokenizer),
+   * in bucket order: "<1024", "1024-4095", "4096-8191", ">=8192"; empty buckets left out.
+   */
+  by_input_size: Record<string, GroupResult>;
+}
+
+/**
+ * How the gateway's predicted TTFT (`predicted_ttft_ms` on a request's log line, made when it picked
+ * the endpoint) compared with the TTFT it then logged (`ttft_ms`); `src/bench/prediction-error.ts`.
+ */
+export interface PredictionErrorResult {
+  /** Log lines with both figures (a positive `ttft_ms`); 0 while the gateway logs no prediction. */
+  count: number;
+  /** |predicted − actual| / actual, as a percentage; null without lines. */
+  relative_pct: { p50: number | null; p90: number | null };
+  /** |predicted − actual|, ms. */
+  absolute_ms: { p50: number | null; p90: number | null };
+  /**
+   * The same against the TTFT after the gateway queue (`ttft_ms − gateway_queue_ms`): the part a
+   * prediction made at dispatch can see. Lines without `gateway_queue_ms` count as not queued.
+   */
+  after_queue: {
+    relative_pct: { p50: number | null; p90: number | null };
+    absolute_ms: { p50: number | null; p90: number | null };
+  };
+}
+
+/** One tenant's burst against the others (noisy-neighbor): the quiet tenants' TTFT P99 with and without it. */
+export interface BurstIsolationResult {
+  burst_tenant: string;
+  burst_phase: string;
+  /** Requests of every other tenant that arrived during the burst phase / in the other phases. */
+  quiet_during: GroupResult;
+  quiet_without: GroupResult;
+  /** quiet_during's TTFT P99 over quiet_without's; null when either is missing. */
+  p99_ratio: number | null;
+  /**
+   * The quiet tenants' requests that arrived before the burst phase alone: unlike `quiet_without`, free
+   * of the backlog's drain after the burst. With its ratio, for scale.
+   */
+  quiet_before: GroupResult;
+  p99_ratio_before: number | null;
+}
+
 export interface TimePoint {
   t_s: number;
   value: number;
@@ -128,6 +188,18 @@ export interface RouterResult {
   lora_loads?: LoraLoadResult;
   /** When the trace names models per request: latency by the model each request named. */
   by_model?: Record<string, ModelResult>;
+  /** Every request of the run, whatever its class. */
+  overall?: GroupResult;
+  /** Latency per tenant, over the whole run. */
+  by_tenant?: Record<string, GroupResult>;
+  /** Latency per input-size bucket, over the whole run (see Breakdown). */
+  by_input_size?: Record<string, GroupResult>;
+  /** Per tenant and input-size bucket within each phase, for scenarios with more than one phase. */
+  by_phase?: Record<string, Breakdown>;
+  /** For scenarios with one tenant's burst (noisy-neighbor). */
+  burst_isolation?: BurstIsolationResult;
+  /** tokengate: its TTFT predictions against what followed; absent for routers that keep no log. */
+  prediction_error?: PredictionErrorResult;
   /** Engine waiting-queue depth per endpoint, sampled during the run. */
   queue_depth: Record<string, TimePoint[]>;
   /** Engine KV-cache use per endpoint, sampled during the run. */
@@ -150,6 +222,11 @@ export interface BenchResults {
   requests: number;
   /** The scenario's live class (seed 004's "live summary"), when it has one. */
   live_class?: string;
+  /**
+   * Whether the report judges issue 13's targets against least-request for this scenario (tokengate's
+   * TTFT P90 and P99 at most 0.7×, short prompts' P99 at most 0.5×): noisy-neighbor, mixed-lengths.
+   */
+  prefill_targets?: boolean;
   routers: Record<string, RouterResult>;
 }
 

@@ -20,7 +20,7 @@ import { type ReplayRecord, replay } from "./replay.js";
 import { type BenchResults, type RouterResult, skippedRouter } from "./results.js";
 import { favorRouter, type PriorityMode } from "./router-priority.js";
 import type { RouterName, Scenario, Topology } from "./scenarios/scenario.js";
-import type { ShippedScenario } from "./scenarios/shipped.js";
+import { type ShippedScenario, scenarioPhases } from "./scenarios/shipped.js";
 import { makeAgent } from "./stream-client.js";
 import { summarize } from "./summarize.js";
 import type { TraceRequest } from "./trace.js";
@@ -57,6 +57,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     description: scenario.description,
     requests: trace.length,
     live_class: scenario.liveClass,
+    ...((scenario as Partial<ShippedScenario>).prefillTargets ? { prefill_targets: true } : {}),
     routers: {},
   };
   for (const topo of scenario.topologies) {
@@ -145,6 +146,11 @@ async function runRouter(
     await stopRouter();
     stopRouter = async () => {};
     const log = logFile ? readLog(logFile) : null;
+    const phases = scenarioPhases(scenario, {
+      seed: opts.seed,
+      quick: opts.quick,
+      durationS: opts.durationS,
+    });
     if (logFile && opts.keepLogDir) {
       mkdirSync(opts.keepLogDir, { recursive: true });
       copyFileSync(logFile, join(opts.keepLogDir, `gateway-${key}.log`));
@@ -159,17 +165,10 @@ async function runRouter(
       topology: topo.name,
       engineTimings,
       loraLoads,
+      phases,
     });
     result.priority = priority;
     if (scenario.batchClass) {
-      const phases =
-        "phases" in scenario
-          ? (scenario as ShippedScenario).phases({
-              seed: opts.seed,
-              quick: opts.quick,
-              durationS: opts.durationS,
-            })
-          : [];
       result.flow = summarizeFlow({
         records,
         batchClass: scenario.batchClass,

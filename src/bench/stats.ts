@@ -1,5 +1,7 @@
 // Percentiles and summaries for benchmark reports.
 
+import type { LatencyQuantiles } from "./results.js";
+
 /** Nearest-rank percentile of an unsorted sample; NaN for an empty one. */
 export function percentile(values: readonly number[], p: number): number {
   const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
@@ -21,6 +23,18 @@ export function quantiles(values: readonly number[]): Quantiles {
     p90: percentile(values, 90),
     p95: percentile(values, 95),
     p99: percentile(values, 99),
+  };
+}
+
+/** P50/P90/P95/P99 of the finite values, rounded to 0.1 ms; nulls for none. */
+export function latencyQuantiles(values: readonly number[]): LatencyQuantiles {
+  const v = values.filter((x) => Number.isFinite(x));
+  if (v.length === 0) return { p50: null, p90: null, p95: null, p99: null };
+  return {
+    p50: round(percentile(v, 50)),
+    p90: round(percentile(v, 90)),
+    p95: round(percentile(v, 95)),
+    p99: round(percentile(v, 99)),
   };
 }
 

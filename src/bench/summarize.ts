@@ -4,19 +4,22 @@
 import { parseServerTiming } from "../proxy/server-timing.js";
 import type { RequestTiming } from "../sim/request-timings.js";
 import { SEED_LOG_FIELDS } from "../telemetry/request-log.js";
+import { breakdownByPhase, byInputSize, byTenant, groupResult } from "./breakdowns.js";
+import { burstIsolation } from "./burst-isolation.js";
 import type { EngineSampler, EngineTarget } from "./engine-sampler.js";
+import { predictionError } from "./prediction-error.js";
 import type { ReplayRecord } from "./replay.js";
 import type {
   Acceptance,
   ClassResult,
   EndpointLoad,
-  LatencyQuantiles,
   LoraLoadResult,
   ModelResult,
   RouterResult,
 } from "./results.js";
 import type { Scenario } from "./scenarios/scenario.js";
-import { percentile, round } from "./stats.js";
+import type { ScenarioPhase, ShippedScenario } from "./scenarios/shipped.js";
+import { latencyQuantiles, round } from "./stats.js";
 
 /** Re-exported for the harness: the fields a complete route-log line has. */
 export const ROUTE_LOG_FIELDS = SEED_LOG_FIELDS;
@@ -34,18 +37,11 @@ export interface SummarizeInput {
   engineTimings: Map<string, RequestTiming>;
   /** Adapter loads the engines counted over the run, on fleets with LoRA enabled. */
   loraLoads?: LoraLoadResult;
+  /** The scenario's phases for this run (none for a user's trace): per-phase tables, the burst's. */
+  phases?: readonly ScenarioPhase[];
 }
 
-function q(values: number[]): LatencyQuantiles {
-  const v = values.filter((x) => Number.isFinite(x));
-  if (v.length === 0) return { p50: null, p90: null, p95: null, p99: null };
-  return {
-    p50: round(percentile(v, 50)),
-    p90: round(percentile(v, 90)),
-    p95: round(percentile(v, 95)),
-    p99: round(percentile(v, 99)),
-  };
-}
+const q = latencyQuantiles;
 
 /** Engine-side queue time: the engine's own record, else its Server-Timing header or trailer. */
 function runtimeQueueMs(r: ReplayRecord, timings: Map<string, RequestTiming>): number {
@@ -97,6 +93,10 @@ export function summarize(input: SummarizeInput): RouterResult {
     ...(input.loraLoads ? { lora_loads: input.loraLoads.by_endpoint[t.name] ?? 0 } : {}),
   }));
   const byModel = modelResults(records);
+  const phases = input.phases ?? [];
+  const byPhase = breakdownByPhase(records, phases);
+  const burst = (input.scenario as Partial<ShippedScenario>).burst;
+  const isolation = burst ? burstIsolation(records, phases, burst) : null;
   const t0 = records.length > 0 ? Math.min(...records.map((r) => r.sentAtMs)) : 0;
   return {
     status: "ok",
@@ -111,6 +111,12 @@ export function summarize(input: SummarizeInput): RouterResult {
     endpoints,
     ...(input.loraLoads ? { lora_loads: input.loraLoads } : {}),
     ...(byModel ? { by_model: byModel } : {}),
+    overall: groupResult(records),
+    by_tenant: byTenant(records),
+    by_input_size: byInputSize(records),
+    ...(byPhase ? { by_phase: byPhase } : {}),
+    ...(isolation ? { burst_isolation: isolation } : {}),
+    ...(input.log ? { prediction_error: predictionError(input.log) } : {}),
     queue_depth: sampler.queue,
     kv_usage: sampler.kv,
     samples: records.map((r) => ({

@@ -1,13 +1,18 @@
-// report.md: one benchmark run as a person reads it — seed 004's acceptance table first, then latency
-// per request class, throughput and load balance, routers that did not run, and the charts.
+// report.md: one benchmark run as a person reads it — seed 004's acceptance table first (and issue 13's
+// targets, where a scenario declares them), then latency per request class, per tenant and per input
+// size, TTFT prediction error, throughput and load balance, routers that did not run, and the charts.
 
 import type { BenchResults, RouterResult } from "../results.js";
 import { describePriority } from "../router-priority.js";
 import { type AcceptanceTarget, meetsTarget, SEED_004_TARGETS } from "./acceptance-targets.js";
 import { flowSection } from "./flow-section.js";
 import { formatCount, formatMs, formatNumber, formatRate } from "./format.js";
+import { groupSections } from "./group-tables.js";
 import { figuresRight, mdTable } from "./md-table.js";
+import { predictionSection } from "./prediction-section.js";
+import { prefillTargetSection } from "./prefill-targets.js";
 import { orderClasses } from "./request-classes.js";
+import { type Ran, routerTitle } from "./router-title.js";
 
 export interface ReportOptions {
   /** Chart files beside report.md, linked in this order. */
@@ -26,8 +31,11 @@ export function renderReport(results: BenchResults, opts: ReportOptions = {}): s
     header(results),
     routerList(results),
     acceptanceSection(results, ran),
+    prefillTargetSection(results, ran),
     classSections(ran),
+    groupSections(ran),
     hopSection(ran),
+    predictionSection(ran),
     throughputSection(ran),
     loraSection(ran),
     modelSection(ran),
@@ -39,14 +47,8 @@ export function renderReport(results: BenchResults, opts: ReportOptions = {}): s
   return `${sections.filter((s) => s !== "").join("\n\n")}\n`;
 }
 
-type Ran = [name: string, result: RouterResult][];
-
 function okRouters(results: BenchResults): Ran {
   return Object.entries(results.routers).filter(([, r]) => r.status === "ok");
-}
-
-function routerTitle(name: string, r: RouterResult): string {
-  return r.topology ? `${name} (${r.topology})` : name;
 }
 
 function header(results: BenchResults): string {

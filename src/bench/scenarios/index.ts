@@ -4,6 +4,7 @@ import { liveSurge } from "./live-surge.js";
 import { mixedLengths } from "./mixed-lengths.js";
 import { multiLora } from "./multi-lora.js";
 import { multiTurn } from "./multi-turn.js";
+import { noisyNeighbor } from "./noisy-neighbor.js";
 import { sharedPrefix } from "./shared-prefix.js";
 import type { ShippedScenario } from "./shipped.js";
 import { supportIncident } from "./support-incident.js";
@@ -17,6 +18,7 @@ export const SCENARIOS: Readonly<Record<string, ShippedScenario>> = {
   [mixedLengths.name]: mixedLengths,
   [liveSurge.name]: liveSurge,
   [multiLora.name]: multiLora,
+  [noisyNeighbor.name]: noisyNeighbor,
 };
 
 /** The named scenario; throws naming the known ones otherwise. */

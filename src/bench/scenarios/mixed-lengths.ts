@@ -83,4 +83,5 @@ export const mixedLengths: ShippedScenario = {
   ],
   phases,
   generate,
+  prefillTargets: true,
 };

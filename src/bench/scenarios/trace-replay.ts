@@ -1,5 +1,6 @@
 // A scenario around a user's own trace: one pool of simulated engines (4 × h100-llama8b unless a fleet
-// file says otherwise) behind tokengate and the baselines.
+// file says otherwise) behind tokengate and the baselines. The harness on loopback is trusted to name
+// each request's tenant (X-AI-Tenant), as in the shipped scenarios' gateway config.
 
 import type { FleetSpec } from "../../sim/fleet.js";
 import type { Scenario } from "./scenario.js";
@@ -71,7 +72,7 @@ kind: GatewayConfig
 metadata: { name: bench }
 spec:
   listen: { host: 127.0.0.1, port: 0 }
-  auth: { allowAnonymous: true }
+  auth: { allowAnonymous: true, trustedUpstreams: { addresses: ["127.0.0.1", "::1"] } }
   limits: { maxBodyBytes: 16777216 }
   timeouts: { connectMs: 2000, firstByteMs: 300000, idleMs: 120000, totalMs: 900000 }
   logging: { destination: stdout }

@@ -56,12 +56,14 @@ test("a session's history sits between the system prompt and the new user turn, 
   assert.equal(history.length, 2, "the history never holds the system prompt");
 });
 
-test("headers carry task, class and prefix group, and nothing about the tenant", () => {
+test("headers carry tenant, task, class and prefix group", () => {
   assert.deepEqual(extraHeaders(req({ prefix_group: "group-007" })), {
+    "X-AI-Tenant": "t",
     "X-AI-Task": "live_ticket_summary",
     "X-AI-Request-Class": "interactive",
     "X-Prefix-Group": "group-007",
   });
-  assert.deepEqual(extraHeaders(req({ task: null })), { "X-AI-Request-Class": "interactive" });
+  assert.deepEqual(extraHeaders(req({ task: null, tenant: "" })), { "X-AI-Request-Class": "interactive" });
+  assert.equal(extraHeaders(req({ tenant: "租户 a" }))["X-AI-Tenant"], encodeURIComponent("租户 a"));
   assert.equal(extraHeaders(req({ prefix_group: "客服" }))["X-Prefix-Group"], encodeURIComponent("客服"));
 });

@@ -71,11 +71,13 @@ export function recordTurn(history: ChatMessage[], sent: readonly ChatMessage[],
 }
 
 /**
- * Headers describing the request to the router: the task and class (seed 004's X-AI-* headers) and the
- * prefix group, which the `prefix-sticky` baseline hashes on. The tenant is the harness's business.
+ * Headers describing the request to the router: the tenant, task and class (seed 004's X-AI-* headers)
+ * and the prefix group, which the `prefix-sticky` baseline hashes on. The bench gateway trusts the
+ * harness on loopback to name the tenant (scenarios/gateway-yaml.ts); the nginx baselines pass it on.
  */
 export function extraHeaders(req: TraceRequest): Record<string, string> {
   const headers: Record<string, string> = {};
+  if (req.tenant) headers["X-AI-Tenant"] = headerValue(req.tenant);
   if (req.task) headers["X-AI-Task"] = headerValue(req.task);
   if (req.request_class) headers["X-AI-Request-Class"] = headerValue(req.request_class);
   if (req.prefix_group) headers["X-Prefix-Group"] = headerValue(req.prefix_group);
