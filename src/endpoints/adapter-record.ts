@@ -7,10 +7,42 @@
 /** Used while the engine has not reported `max_lora` yet. */
 const DEFAULT_SLOTS = 1;
 
+/**
+ * A slot being freed for an adapter that has none: no new request for `evicting` goes to this engine
+ * until `adapter` runs here or `until` passes, so `evicting`'s requests drain and vLLM can load
+ * `adapter` in its place (adapter-room.ts).
+ */
+export interface SlotReservation {
+  readonly adapter: string;
+  readonly evicting: string;
+  readonly until: number;
+}
+
 export class AdapterRecord {
   private readonly order: string[] = [];
   /** Requests the gateway has in flight on this engine, per adapter. */
   private readonly inflight = new Map<string, number>();
+  private reservation: SlotReservation | null = null;
+
+  /** The slot being freed on this engine, while it lasts (it ends when its adapter runs here). */
+  reserved(now: number): SlotReservation | null {
+    const r = this.reservation;
+    if (r === null) return null;
+    if (now >= r.until || this.inflight.has(r.adapter)) {
+      this.reservation = null;
+      return null;
+    }
+    return r;
+  }
+
+  reserve(r: SlotReservation): void {
+    this.reservation = r;
+  }
+
+  /** The gateway's own requests in flight here for `adapter`. */
+  inflightOf(adapter: string): number {
+    return this.inflight.get(adapter) ?? 0;
+  }
 
   /** A request for `adapter` is on its way to this engine; `ended` when it is over. */
   began(adapter: string): void {
@@ -49,6 +81,7 @@ export class AdapterRecord {
   /** The engine restarted or was reset: nothing it held survives (requests in flight end on their own). */
   clear(): void {
     this.order.length = 0;
+    this.reservation = null;
   }
 
   list(): readonly string[] {

@@ -244,6 +244,7 @@ async function queueForEndpoint(
       clientGone,
       stream: plan.profile.stream,
       matchKey: `${plan.pickRequest.model}|${plan.pickRequest.modelVersion ?? ""}|${plan.pickRequest.lora ?? ""}`,
+      adapter: plan.pickRequest.lora,
     }),
   );
   let placement: Placement;

@@ -7,6 +7,7 @@
 // next full one. At 1,000 req/s that was ~1 MB promoted per collection and 5–7 ms collections (the
 // gateway's p99); with the accessor on the prototype, nothing is promoted and they take ~1 ms.
 
+import { makeRoomFor, ROOM_AFTER_MS } from "../endpoints/adapter-room.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { FlowTicket } from "../flow/pool-flow.js";
 import { placeable, type SaturationBounds } from "../flow/saturation.js";
@@ -27,6 +28,8 @@ export interface RequestTicketInit extends TicketFields {
   readonly stream: boolean;
   /** Served model, version and adapter: the filters that can refuse it (FlowTicket.matchKey). */
   readonly matchKey: string;
+  /** The LoRA adapter the request names; null: the base model. */
+  readonly adapter: string | null;
 }
 
 /**
@@ -50,6 +53,7 @@ export class RequestTicket implements FlowTicket<Placement> {
   lastMiss: "full" | "no_match" | null = null;
   readonly matchKey: string;
   private readonly init: RequestTicketInit;
+  private readonly since = Date.now();
 
   constructor(init: RequestTicketInit) {
     this.priority = init.priority;
@@ -76,6 +80,18 @@ export class RequestTicket implements FlowTicket<Placement> {
     }
     const placed = placeOn(pickAmong(roomy), cost, this.init.stream);
     this.lastMiss = placed === null ? "no_match" : null;
+    const adapter = this.init.adapter;
+    if (placed === null && adapter !== null) {
+      const now = Date.now();
+      if (now - this.since >= ROOM_AFTER_MS) {
+        const room = makeRoomFor(adapter, endpoints, now);
+        room?.endpoint.onEvent?.("endpoint.adapter-slot-reserved", {
+          adapter,
+          evicting: room.evicting,
+          waited_ms: now - this.since,
+        });
+      }
+    }
     return placed;
   }
 }

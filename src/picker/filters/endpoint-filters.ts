@@ -75,15 +75,21 @@ export const servesModelFilter = (failOpen?: boolean): Filter =>
  * the scrape may not show yet. An adapter only queued behind slots full of other running adapters is
  * not available: vLLM cannot schedule it until one of them drains, and sending more of its requests
  * there only lengthens that queue; they wait in the gateway instead, where the next freed slot on any
- * engine takes them. Unknown adapter state keeps the endpoint.
+ * engine takes them. Unknown adapter state keeps the endpoint. While a slot is being freed on the engine
+ * for an adapter that has none (endpoints/adapter-room.ts), the adapter leaving it gets no new request
+ * there.
  */
 export const loraAvailableFilter = (failOpen?: boolean): Filter =>
   predicateFilter(
     "lora-available",
-    (e, { request: r }) => {
+    (e, { request: r, now }) => {
       const l = e.loras;
       if (r.lora === null || l === null) return null;
       const mine = e.adapterRecord;
+      const slot = mine?.reserved?.(now);
+      if (slot && slot.evicting === r.lora) {
+        return `adapter ${r.lora}'s slot is being freed for ${slot.adapter}, which has none`;
+      }
       if (l.running.includes(r.lora) || mine?.isActive(r.lora)) return null;
       if (l.max === null) return null;
       let busy = l.running.length;

@@ -29,6 +29,8 @@ export interface PickerEndpoint {
     /** Adapters with the gateway's own requests running on the endpoint now. */
     active(): Iterable<string>;
     isActive(adapter: string): boolean;
+    /** A slot being freed here for another adapter: no new request for `evicting`. */
+    reserved?(now: number): { readonly adapter: string; readonly evicting: string } | null;
   };
   /** Served model and version, when the endpoint declares them; absent means "the pool's model". */
   readonly model?: string | null;
