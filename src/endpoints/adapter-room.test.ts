@@ -6,7 +6,7 @@ import { it } from "node:test";
 import { endpoint } from "../flow/saturation.test.js";
 import { loraAvailableFilter } from "../picker/filters/endpoint-filters.js";
 import { pickRequest } from "../testing/fake-endpoint.js";
-import { makeRoomFor, RESERVE_MS } from "./adapter-room.js";
+import { isHot, makeRoomFor, RESERVE_MS } from "./adapter-room.js";
 
 function engine(name: string, running: string[]) {
   const ep = endpoint(name);
@@ -65,4 +65,23 @@ it("a reservation nobody takes ends after RESERVE_MS", () => {
   assert.ok(makeRoomFor("rare", [a], now));
   assert.ok(a.adapterRecord.reserved(now + RESERVE_MS - 1));
   assert.equal(a.adapterRecord.reserved(now + RESERVE_MS), null);
+});
+
+it("spreads a hot adapter: its engine far busier than one without it frees a slot on the least loaded", () => {
+  const now = 2_000_000;
+  const a = engine("a", ["hot", "x"]);
+  const b = engine("b", ["y", "z"]);
+  const c = engine("c", ["w", "v"]);
+  // a has ~20k prompt tokens of prefill pending: ~2 s at the prior's 0.1 ms a token.
+  for (let i = 0; i < 20; i++) a.acquire(0, { uncached: 1000, stream: true }, now);
+  b.acquire(0, { uncached: 3000, stream: true }, now);
+  for (const [ep, ads] of [
+    [b, ["y", "z"]],
+    [c, ["w", "v"]],
+  ] as const)
+    for (const ad of ads) ep.adapterRecord.began(ad);
+  assert.equal(isHot("hot", a, [a, b, c], now), true);
+  assert.equal(isHot("hot", b, [a, b, c], now), false, "b is no busier than the others");
+  const room = makeRoomFor("hot", [a, b, c], now);
+  assert.equal(room?.endpoint.name, "c", "the least loaded engine that lacks it");
 });

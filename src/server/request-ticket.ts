@@ -7,7 +7,7 @@
 // next full one. At 1,000 req/s that was ~1 MB promoted per collection and 5–7 ms collections (the
 // gateway's p99); with the accessor on the prototype, nothing is promoted and they take ~1 ms.
 
-import { makeRoomFor, ROOM_AFTER_MS } from "../endpoints/adapter-room.js";
+import { isHot, makeRoomFor, ROOM_AFTER_MS } from "../endpoints/adapter-room.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { FlowTicket } from "../flow/pool-flow.js";
 import { placeable, type SaturationBounds } from "../flow/saturation.js";
@@ -81,17 +81,31 @@ export class RequestTicket implements FlowTicket<Placement> {
     const placed = placeOn(pickAmong(roomy), cost, this.init.stream);
     this.lastMiss = placed === null ? "no_match" : null;
     const adapter = this.init.adapter;
-    if (placed === null && adapter !== null) {
-      const now = Date.now();
-      if (now - this.since >= ROOM_AFTER_MS) {
-        const room = makeRoomFor(adapter, endpoints, now);
-        room?.endpoint.onEvent?.("endpoint.adapter-slot-reserved", {
-          adapter,
-          evicting: room.evicting,
-          waited_ms: now - this.since,
-        });
-      }
-    }
+    if (adapter !== null) this.roomForAdapter(adapter, placed);
     return placed;
+  }
+
+  /**
+   * Frees a slot for the request's adapter (endpoints/adapter-room.ts) when it has waited ROOM_AFTER_MS
+   * for one, or when the engine it was just placed on is far busier than one that lacks it.
+   */
+  private roomForAdapter(adapter: string, placed: Placement | null): void {
+    const now = Date.now();
+    const waited = now - this.since;
+    let why: string;
+    if (placed === null) {
+      if (waited < ROOM_AFTER_MS) return;
+      why = "no_slot";
+    } else {
+      if (!isHot(adapter, placed.endpoint, this.init.endpoints, now)) return;
+      why = "hot";
+    }
+    const room = makeRoomFor(adapter, this.init.endpoints, now);
+    room?.endpoint.onEvent?.("endpoint.adapter-slot-reserved", {
+      adapter,
+      evicting: room.evicting,
+      why,
+      waited_ms: waited,
+    });
   }
 }
