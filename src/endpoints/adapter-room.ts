@@ -46,15 +46,14 @@ export function makeRoomFor(
     if (r !== null || !ep.routable(now) || ep.loras === null || ep.loras.max === null) continue;
     if (runsOn(ep, adapter, now)) continue;
     // A less loaded engine is a better home; fewer requests to wait out frees the slot sooner; an
-    // adapter that also runs elsewhere loses little.
+    // adapter whose traffic the engines it still runs on can take loses little.
     const wait = ep.predictTtftMs(0, now);
     for (const victim of busyAdapters(ep)) {
       if (victim === adapter) continue;
-      const elsewhere = endpoints.some((o) => o !== ep && runsOn(o, victim, now));
       const cost =
         wait +
         ep.adapterRecord.inflightOf(victim) * DRAIN_MS_PER_REQUEST +
-        (elsewhere ? 0 : 10 * HOT_MARGIN_MS);
+        lossOf(victim, ep, endpoints, now);
       if (best === null || cost < best.cost) best = { ep, victim, cost };
     }
   }
@@ -79,6 +78,21 @@ export function isHot(
     if (here - ep.predictTtftMs(0, now) > HOT_MARGIN_MS) return true;
   }
   return false;
+}
+
+/**
+ * What `victim` loses by giving up its slot on `ep`: its requests in flight across the pool, shared by
+ * the engines it would still run on (a hot adapter's second home is dear, a rare one's cheap), and a
+ * fixed price when it would run nowhere (its next request will need a slot of its own).
+ */
+function lossOf(victim: string, ep: EndpointState, endpoints: readonly EndpointState[], now: number): number {
+  let inflight = 0;
+  let homes = 0;
+  for (const o of endpoints) {
+    inflight += o.adapterRecord.inflightOf(victim);
+    if (o !== ep && runsOn(o, victim, now)) homes++;
+  }
+  return (inflight / Math.max(1, homes)) * DRAIN_MS_PER_REQUEST + (homes === 0 ? 10 * HOT_MARGIN_MS : 0);
 }
 
 function runsOn(ep: EndpointState, adapter: string, now: number): boolean {
