@@ -74,6 +74,8 @@ it("spreads a hot adapter: its engine far busier than one without it frees a slo
   const c = engine("c", ["w", "v"]);
   // a has ~20k prompt tokens of prefill pending: ~2 s at the prior's 0.1 ms a token.
   for (let i = 0; i < 20; i++) a.acquire(0, { uncached: 1000, stream: true }, now);
+  for (let i = 0; i < 15; i++) a.adapterRecord.began("hot");
+  for (let i = 0; i < 5; i++) a.adapterRecord.began("x");
   b.acquire(0, { uncached: 3000, stream: true }, now);
   for (const [ep, ads] of [
     [b, ["y", "z"]],
@@ -82,6 +84,11 @@ it("spreads a hot adapter: its engine far busier than one without it frees a slo
     for (const ad of ads) ep.adapterRecord.began(ad);
   assert.equal(isHot("hot", a, [a, b, c], now), true);
   assert.equal(isHot("hot", b, [a, b, c], now), false, "b is no busier than the others");
+  assert.equal(
+    isHot("x", a, [a, b, c], now),
+    false,
+    "x brings a quarter of a's load: moving it relieves little",
+  );
   const room = makeRoomFor("hot", [a, b, c], now);
   assert.equal(room?.endpoint.name, "c", "the least loaded engine that lacks it");
 });

@@ -63,8 +63,9 @@ export function makeRoomFor(
 }
 
 /**
- * Whether `adapter`, just placed on `on`, should spread: `on` is predicted HOT_MARGIN_MS slower than the
- * least loaded routable engine that does not run it.
+ * Whether `adapter`, just placed on `on`, should spread: it brings at least half of `on`'s requests in
+ * flight, and `on` is predicted HOT_MARGIN_MS slower than the least loaded routable engine that does
+ * not run it.
  */
 export function isHot(
   adapter: string,
@@ -72,6 +73,8 @@ export function isHot(
   endpoints: readonly EndpointState[],
   now: number,
 ): boolean {
+  // Moving an adapter that brings little of the engine's load relieves nothing and costs a swap.
+  if (on.adapterRecord.inflightOf(adapter) * 2 < on.inflightRequests) return false;
   const here = on.predictTtftMs(0, now);
   for (const ep of endpoints) {
     if (ep === on || !ep.routable(now) || runsOn(ep, adapter, now)) continue;
