@@ -10,7 +10,7 @@ import { CircuitBreaker, type CircuitPolicy } from "./circuit-breaker.js";
 import type { EngineReading, LoraState } from "./dialects.js";
 import { Lease } from "./lease.js";
 import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
-import { PrefillLoad, type PrefillPrior } from "./prefill-load.js";
+import { PrefillLoad } from "./prefill-load.js";
 import type { ServedModels } from "./served-models.js";
 
 export const MIN_METRICS_STALENESS_MS = 200;
@@ -55,8 +55,6 @@ export interface EndpointStateOptions {
   metricsStalenessMs?: number;
   ejection?: Partial<EjectionPolicy>;
   circuit?: Partial<CircuitPolicy>;
-  /** The picker's cost model, the prefill fit's prior until the engine's own requests teach it. */
-  prefillPrior?: PrefillPrior;
 }
 
 /** The longest an engine's Retry-After keeps it out of picks. */
@@ -170,7 +168,7 @@ export class EndpointState {
     this.metricsStalenessMs = bound.ms;
     this.stalenessWarning = bound.warning;
     this.outliers = new OutlierEjection(opts.ejection);
-    this.prefill = new PrefillLoad(opts.prefillPrior);
+    this.prefill = new PrefillLoad();
     this.breaker = new CircuitBreaker(opts.circuit, (state, why) =>
       this.onEvent?.(`endpoint.circuit-${state.replace("_", "-")}`, { reason: why }),
     );
