@@ -5,6 +5,7 @@
 
 import { type Agent, request } from "undici";
 import { jsonErrorCode, replyErrorCode, type SoakError, type SoakOutcome } from "./soak-classify.js";
+import { SseData } from "./sse-data.js";
 
 export type Cancel = { afterFrames: number } | { afterMs: number } | null;
 
@@ -81,17 +82,10 @@ export async function sendSoakRequest(
       await res.body.text();
     } else {
       out.started = true;
-      let buf = "";
+      const sse = new SseData();
       let done = false;
       for await (const chunk of res.body) {
-        buf += (chunk as Buffer).toString("utf8");
-        let idx = buf.indexOf("\n\n");
-        while (idx >= 0) {
-          const frame = buf.slice(0, idx);
-          buf = buf.slice(idx + 2);
-          idx = buf.indexOf("\n\n");
-          if (!frame.startsWith("data: ")) continue;
-          const data = frame.slice(6);
+        for (const data of sse.push(chunk as Buffer)) {
           if (data === "[DONE]") done = true;
           else if (data.startsWith('{"error"'))
             fail({

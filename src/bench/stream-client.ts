@@ -3,6 +3,7 @@
 // generator process can drive hundreds of streams without measuring itself.
 
 import { Agent, request } from "undici";
+import { SseData } from "./sse-data.js";
 
 export interface StreamResult {
   status: number;
@@ -133,17 +134,10 @@ export async function streamCompletion(
       out.e2eMs = performance.now() - t0;
       return out;
     }
-    let buf = "";
+    const sse = new SseData();
     let done = false;
     for await (const chunk of res.body) {
-      buf += (chunk as Buffer).toString("utf8");
-      let idx = buf.indexOf("\n\n");
-      while (idx >= 0) {
-        const frame = buf.slice(0, idx);
-        buf = buf.slice(idx + 2);
-        idx = buf.indexOf("\n\n");
-        if (!frame.startsWith("data: ")) continue;
-        const data = frame.slice(6);
+      for (const data of sse.push(chunk as Buffer)) {
         if (data === "[DONE]") {
           done = true;
           continue;

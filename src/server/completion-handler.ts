@@ -243,8 +243,7 @@ async function queueForEndpoint(
       pickAmong,
       clientGone,
       stream: plan.profile.stream,
-      matchKey: `${plan.pickRequest.model}|${plan.pickRequest.modelVersion ?? ""}|${plan.pickRequest.lora ?? ""}`,
-      adapter: plan.pickRequest.lora,
+      pickRequest: plan.pickRequest,
     }),
   );
   let placement: Placement;

@@ -11,7 +11,7 @@ import { isHot, makeRoomFor, ROOM_AFTER_MS } from "../endpoints/adapter-room.js"
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { FlowTicket } from "../flow/pool-flow.js";
 import { placeable, type SaturationBounds } from "../flow/saturation.js";
-import type { PickResult } from "../picker/framework/types.js";
+import type { PickRequest, PickResult } from "../picker/framework/types.js";
 import type { ClientGone } from "./client-gone.js";
 import type { Placement } from "./gateway-runtime.js";
 import type { PickAmong } from "./pick-request.js";
@@ -26,10 +26,8 @@ export interface RequestTicketInit extends TicketFields {
   readonly clientGone: ClientGone;
   /** A stream shows its first token, which ends its prefill in the endpoint's view. */
   readonly stream: boolean;
-  /** Served model, version and adapter: the filters that can refuse it (FlowTicket.matchKey). */
-  readonly matchKey: string;
-  /** The LoRA adapter the request names; null: the base model. */
-  readonly adapter: string | null;
+  /** What the picker reads of the request: its model, version and adapter decide its matchKey. */
+  readonly pickRequest: Pick<PickRequest, "model" | "modelVersion" | "lora">;
 }
 
 /**
@@ -51,7 +49,6 @@ export class RequestTicket implements FlowTicket<Placement> {
   readonly gate: FlowTicket<Placement>["gate"];
   readonly fallbackOptions: readonly string[];
   lastMiss: "full" | "no_match" | null = null;
-  readonly matchKey: string;
   private readonly init: RequestTicketInit;
   private readonly since = Date.now();
 
@@ -62,8 +59,16 @@ export class RequestTicket implements FlowTicket<Placement> {
     this.maxQueueMs = init.maxQueueMs;
     this.gate = init.gate;
     this.fallbackOptions = init.fallbackOptions;
-    this.matchKey = init.matchKey;
     this.init = init;
+  }
+
+  /**
+   * Served model, version and adapter: the filters that can refuse it (FlowTicket.matchKey). Built only
+   * for a request the queue passes over.
+   */
+  get matchKey(): string {
+    const r = this.init.pickRequest;
+    return `${r.model}|${r.modelVersion ?? ""}|${r.lora ?? ""}`;
   }
 
   /** Made only for a request that has to wait in the queue. */
@@ -80,7 +85,7 @@ export class RequestTicket implements FlowTicket<Placement> {
     }
     const placed = placeOn(pickAmong(roomy), cost, this.init.stream);
     this.lastMiss = placed === null ? "no_match" : null;
-    const adapter = this.init.adapter;
+    const adapter = this.init.pickRequest.lora;
     if (adapter !== null) this.roomForAdapter(adapter, placed);
     return placed;
   }
