@@ -4,13 +4,13 @@
 import type { EngineDialect, InferencePoolConfig, PollSettings } from "../config/inference-pool.js";
 import type { ModelsPoll } from "../config/pool-serving.js";
 import type { Secret } from "../config/secret.js";
-import { type HistogramBucket, histogramQuantile, subtractBuckets } from "../telemetry/prom-parse.js";
 import { AdapterRecord } from "./adapter-record.js";
 import { CircuitBreaker, type CircuitPolicy } from "./circuit-breaker.js";
 import type { EngineReading, LoraState } from "./dialects.js";
 import { Lease } from "./lease.js";
 import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
 import { PrefillLoad } from "./prefill-load.js";
+import { ScrapeWindow } from "./scrape-window.js";
 import type { ServedModels } from "./served-models.js";
 
 export const MIN_METRICS_STALENESS_MS = 200;
@@ -145,9 +145,8 @@ export class EndpointState {
   /** Adapters the gateway sent here lately, the ones the engine probably still holds. */
   readonly adapterRecord = new AdapterRecord();
 
-  private prevPrefixHits: number | null = null;
-  private prevPrefixQueries: number | null = null;
-  private prevTtft: HistogramBucket[] | null = null;
+  /** The rates the last two scrapes imply (scrape-window.ts). */
+  private readonly window = new ScrapeWindow();
 
   constructor(opts: EndpointStateOptions) {
     this.pool = opts.pool;
@@ -385,10 +384,10 @@ export class EndpointState {
     this.blockSize = r.blockSize;
     this.numGpuBlocks = r.numGpuBlocks;
     this.loras = r.loras;
-    this.prefixCacheHitRate = this.prefixRate(r);
-    this.prevPrefixHits = r.prefixHits;
-    this.prevPrefixQueries = r.prefixQueries;
-    this.applyTtft(r.ttftBuckets);
+    const w = this.window.apply(r);
+    this.prefixCacheHitRate = w.prefixCacheHitRate;
+    this.ttftP95Seconds = w.ttftP95Seconds;
+    this.ttftWindowCount = w.ttftWindowCount;
     this.scrapedAt = now;
     this.scrapeDurationMs = durationMs;
     this.lastScrapeError = null;
@@ -413,36 +412,5 @@ export class EndpointState {
     this.scrapeErrors++;
     this.lastScrapeError = error;
     this.scrapeDurationMs = durationMs;
-  }
-
-  private prefixRate(r: EngineReading): number | null {
-    const hits = r.prefixHits;
-    const queries = r.prefixQueries;
-    if (hits === null || queries === null) return r.prefixHitRateGauge;
-    if (this.prevPrefixHits === null || this.prevPrefixQueries === null) return null;
-    let dh = hits - this.prevPrefixHits;
-    let dq = queries - this.prevPrefixQueries;
-    // A counter that went down means the engine restarted: what it shows now is all since then.
-    if (dh < 0 || dq < 0) {
-      dh = hits;
-      dq = queries;
-    }
-    return dq > 0 ? Math.min(1, dh / dq) : null;
-  }
-
-  private applyTtft(buckets: HistogramBucket[] | null): void {
-    const prev = this.prevTtft;
-    this.prevTtft = buckets;
-    this.ttftP95Seconds = null;
-    this.ttftWindowCount = 0;
-    if (buckets === null || prev === null) return;
-    const window = subtractBuckets(buckets, prev);
-    const n = window.at(-1)?.count ?? 0;
-    if (n <= 0) return;
-    const p95 = histogramQuantile(window, 0.95);
-    if (Number.isFinite(p95)) {
-      this.ttftP95Seconds = p95;
-      this.ttftWindowCount = n;
-    }
   }
 }
