@@ -10,10 +10,15 @@ import type { ScenarioPhase, ShippedScenario } from "./shipped.js";
 
 // Lognormal lengths as ShareGPT-like traffic has them. sigma 1.0 puts 1 input in ~200 above 8,192 tokens
 // (seed 004's long-context line) and the 99.9th percentile near 13k; outputs median 150, mean ~200.
-// At 24 req/s (6 per replica) the fleet prefills ~24k tokens/s and decodes ~5k: busy, with room for the
-// tail requests to hurt whoever lands behind them. The lead tunes RATE.
+// The pool is 4 × a100-llama8b (about a third of an H100's speed), so at 36 req/s (9 per replica) it
+// prefills ~36k tokens/s of its ~84k and decodes ~7k while doing so: the engines spend about half their
+// time in prefill, and a short prompt that lands behind a long one waits for it. At 24 req/s on H100s
+// (the first runs) no router was stressed: every TTFT ratio was within 10% of 1. A virtual-time model of
+// these engines (the simulator's scheduler and step law, no HTTP) gives least-request TTFT P90/P99 of
+// ~260/~600 ms here and a router that places by predicted prefill ~175/~400 ms; at 30 req/s the gap is
+// the same, at 60 req/s the pool is past capacity and every router's tail is one backlog.
 
-const RATE = 24;
+const RATE = 36;
 const DURATION_S = 150;
 const QUICK_DURATION_S = 15;
 const INPUT = { median: 600, sigma: 1.0, min: 16, max: 16_000 };
@@ -24,7 +29,7 @@ const TASK = "mixed_completion";
 const MODEL = "llama-3.1-8b";
 
 const fleet = fleetOf("mixed-lengths", [
-  replicaGroup("engines", 4, "h100-llama8b", MODEL, { maxModelLen: 32_768 }),
+  replicaGroup("engines", 4, "a100-llama8b", MODEL, { maxModelLen: 32_768 }),
 ]);
 
 function durationOf(opts: GenerateOptions): number {
@@ -58,13 +63,13 @@ export const mixedLengths: ShippedScenario = {
   name: "mixed-lengths",
   description:
     `Heavy-tailed lengths (lognormal input median ${INPUT.median}, up to ${INPUT.max}; output median ` +
-    `${OUTPUT.median}, up to ${OUTPUT.max}), no shared prefixes, Poisson ${RATE} req/s over 4 × h100-llama8b`,
+    `${OUTPUT.median}, up to ${OUTPUT.max}), no shared prefixes, Poisson ${RATE} req/s over 4 × a100-llama8b`,
   liveClass: "interactive",
   longClass: "long",
   topologies: [
     {
       name: "4-replicas",
-      description: "4 replicas of Llama-3.1-8B, one H100 each, 32K window",
+      description: "4 replicas of Llama-3.1-8B, one A100 each, 32K window",
       fleet,
       gpus: fleetGpus(fleet),
       routers: ["tokengate", "least-request", "round-robin"],
