@@ -1,13 +1,15 @@
 // `tokengate bench <scenario | trace.jsonl>`: replays a workload against tokengate and baseline routers
 // over the same simulated hardware, side by side in one run, and writes results.json, report.md and charts.
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { writeReport } from "../bench/report/write.js";
 import { runScenario } from "../bench/runner.js";
 import { getScenario, SCENARIOS } from "../bench/scenarios/index.js";
 import type { RouterName, Scenario } from "../bench/scenarios/scenario.js";
 import { traceScenario } from "../bench/scenarios/trace-replay.js";
 import { parseTraceLines } from "../bench/trace.js";
+import { renderVirtual, virtualRows } from "../bench/virtual-report.js";
 import { loadFleetFile } from "../sim/fleet.js";
 import { intFlag, numberFlag, parseFlags, textFlag, UsageError, usageFailure } from "./args.js";
 
@@ -27,6 +29,9 @@ Options:
   --keep-log           also keep tokengate's request log there (gateway-<router>.log), one line per request
   --fleet <file>       for a trace: the simulated engines (SimFleet YAML; default 4 × h100-llama8b)
   --no-progress        no progress bar
+  --virtual            a scenario in virtual time instead (the simulator's scheduler and step law, no
+                       HTTP, seconds to run) under the baselines and an ideal prefill-aware router:
+                       what any router could reach; prints a table and writes virtual.md to --out
 `;
 
 function readBenchArgs(argv: string[]) {
@@ -43,6 +48,7 @@ function readBenchArgs(argv: string[]) {
       fleet: { type: "string" },
       list: { type: "boolean" },
       "no-progress": { type: "boolean" },
+      virtual: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -58,6 +64,7 @@ function readBenchArgs(argv: string[]) {
     throw new UsageError(
       `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}; or a trace.jsonl)`,
     );
+  if (values.virtual && isTrace) throw new UsageError("--virtual: only for a scenario");
   if (values.fleet !== undefined && !isTrace)
     throw new UsageError("--fleet: only for a trace (a scenario brings its own engines)");
   let routers: RouterName[] | undefined;
@@ -79,6 +86,7 @@ function readBenchArgs(argv: string[]) {
     keepLog: values["keep-log"] === true,
     fleet: textFlag(values.fleet, "fleet", "a SimFleet file"),
     progress: !values["no-progress"],
+    virtual: values.virtual === true,
   };
 }
 
@@ -105,6 +113,16 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     scenario = traceScenario(target, args.fleet ? loadFleetFile(args.fleet) : undefined);
   } else {
     scenario = getScenario(target);
+  }
+  if (args.virtual) {
+    const s = getScenario(target);
+    const md = renderVirtual(s, virtualRows(s, { seed, quick: args.quick, durationS }), seed);
+    process.stdout.write(md);
+    if (args.out !== undefined) {
+      mkdirSync(args.out, { recursive: true });
+      writeFileSync(join(args.out, "virtual.md"), md);
+    }
+    return 0;
   }
   const outDir = args.out ?? `bench-results/${scenario.name}`;
   const results = await runScenario(scenario, {

@@ -68,6 +68,7 @@ Options:
   --health-fail                   /health answers 503
   --health-delay-ms <ms>          slow /health
   --max-waiting <n>               429 with Retry-After when n requests already wait
+  --slowdown <factor>             every step takes factor × its profile's time (a throttled GPU)
 `;
 
 const num = { type: "string" } as const;
@@ -114,6 +115,7 @@ const SIM_OPTIONS = {
   "health-fail": { type: "boolean" },
   "health-delay-ms": num,
   "max-waiting": num,
+  slowdown: num,
 } as const;
 
 /** The flags that take integers, with their least value; the rest of the numeric flags take decimals ≥ 0. */
@@ -154,6 +156,7 @@ export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.
     const v = values[k] as string | undefined;
     if (k === "port") return portFlag(v);
     if (k === "error-rate") return numberFlag(v, k, 0, 1);
+    if (k === "slowdown") return numberFlag(v, k, 0.1, 100);
     const least = INTEGER_FLAGS[k];
     return least === undefined ? numberFlag(v, k, 0) : intFlag(v, k, least);
   };
@@ -225,6 +228,7 @@ export function fleetFromFlags(argv: string[], env: NodeJS.ProcessEnv = process.
   setFault("metricsDelayMs", n("metrics-delay-ms"));
   setFault("healthDelayMs", n("health-delay-ms"));
   setFault("maxWaiting", n("max-waiting"));
+  setFault("slowdown", n("slowdown"));
   if (values["health-fail"]) faults.healthFail = true;
   const replicas = n("replicas") ?? 1;
   const port = n("port") ?? 8000;

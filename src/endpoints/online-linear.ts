@@ -75,6 +75,14 @@ export class OnlineLinear {
     for (let i = 0; i < k; i++) if (p[i * k + i]! > this.priorVariance * 1e3) this.resetCovariance();
   }
 
+  /**
+   * Trusts the weights as little as the prior: the next observations move them as fast as the first
+   * ones did (covariance resetting, for when the thing measured has changed, not drifted).
+   */
+  doubt(): void {
+    this.resetCovariance();
+  }
+
   private resetCovariance(): void {
     this.p.fill(0);
     for (let i = 0; i < this.k; i++) this.p[i * this.k + i] = this.priorVariance;

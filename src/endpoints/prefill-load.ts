@@ -28,6 +28,14 @@ export const DEFAULT_PREFILL_PRIOR: PrefillPrior = { prefillMsPerToken: 0.1, bas
 /** Observations after which the learned fit is trusted over the prior for predictions. */
 const WARM_OBSERVATIONS = 8;
 const FORGETTING = 0.98;
+/**
+ * First tokens in a row the fit missed by more than CHANGE_ERROR on the same side, after which it
+ * takes the engine to have changed (throttled, a neighbour on the GPU, a new profile) and relearns at
+ * the speed it learned at first instead of forgetting at λ (at 0.98, a 4× slowdown was still learned
+ * as 2.9× sixty requests later).
+ */
+const CHANGE_RUN = 5;
+const CHANGE_ERROR = 0.3;
 /** Weight of the running average of a request's uncached tokens (for requests seen only by a scrape). */
 const SIZE_EWMA = 0.05;
 
@@ -98,6 +106,8 @@ export class PrefillLoad {
   private assumed: PrefillClaim[] = [];
   private nextAssumedEnd = Number.POSITIVE_INFINITY;
   private readonly x = new Float64Array(4);
+  /** Consecutive first tokens the fit missed by > CHANGE_ERROR: + late, − early. */
+  private missRun = 0;
 
   constructor(prior: PrefillPrior = DEFAULT_PREFILL_PRIOR) {
     this.prior = prior;
@@ -170,8 +180,19 @@ export class PrefillLoad {
       x[1] = c.p;
       x[2] = c.d;
       x[3] = c.p * c.d;
-      this.ttft.observe(x, c.firstTokenAt - c.startedAt);
+      const actual = c.firstTokenAt - c.startedAt;
+      if (this.learned) this.watchForChange(actual, this.predictAt(c.p, c.d));
+      this.ttft.observe(x, actual);
     }
+  }
+
+  private watchForChange(actualMs: number, predictedMs: number): void {
+    const miss = (actualMs - predictedMs) / Math.max(1, actualMs);
+    const side = miss > CHANGE_ERROR ? 1 : miss < -CHANGE_ERROR ? -1 : 0;
+    this.missRun = side === 0 || Math.sign(this.missRun) !== side ? side : this.missRun + side;
+    if (Math.abs(this.missRun) < CHANGE_RUN) return;
+    this.ttft.doubt();
+    this.missRun = 0;
   }
 
   observeDecode(decodingAtFirst: number, tpotMs: number): void {

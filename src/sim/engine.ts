@@ -41,6 +41,8 @@ export class Engine {
   readonly running: EngineRequest[] = [];
   stats: EngineStats = emptyStats();
   observer: EngineObserver | null = null;
+  /** Multiplies every step's modelled duration (the `slowdown` fault); 1 runs at the profile's speed. */
+  slowdown = 1;
   private readonly sched: SchedulerConfig;
   private readonly salts = new Map<string, number>();
   private stepInFlight = false;
@@ -162,11 +164,12 @@ export class Engine {
     }
     const c = this.cfg;
     const us =
-      c.beta0Us +
-      c.beta1Us * batch.prefillTokens +
-      c.beta2Us * batch.decodeTokens +
-      c.beta3Us * batch.decodeContextTokens +
-      batch.loraLoads * c.loraLoadMs * 1000;
+      this.slowdown *
+      (c.beta0Us +
+        c.beta1Us * batch.prefillTokens +
+        c.beta2Us * batch.decodeTokens +
+        c.beta3Us * batch.decodeContextTokens +
+        batch.loraLoads * c.loraLoadMs * 1000);
     const endAt = startAt + us / 1000;
     this.stepInFlight = true;
     const epoch = this.epoch;

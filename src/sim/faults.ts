@@ -1,6 +1,6 @@
 // Faults a simulated replica can be told to show, by flag at start or at run time through
 // POST /admin/faults: 5xx errors, crashes, stalled streams, slow or stale metrics, failing health,
-// and 429 with Retry-After when the waiting queue passes a bound.
+// 429 with Retry-After when the waiting queue passes a bound, and a GPU that runs slower than its profile.
 
 export interface FaultConfig {
   /** Share of completion requests (0..1) answered with `errorStatus` instead of being served. */
@@ -29,6 +29,8 @@ export interface FaultConfig {
   /** Answer 429 with Retry-After when this many requests already wait (null: unbounded, like vLLM). */
   maxWaiting: number | null;
   retryAfterSeconds: number;
+  /** Every step takes this many times its profile's duration (a throttled or shared GPU); 1 is normal. */
+  slowdown: number;
 }
 
 export function noFaults(): FaultConfig {
@@ -47,10 +49,11 @@ export function noFaults(): FaultConfig {
     healthDelayMs: 0,
     maxWaiting: null,
     retryAfterSeconds: 1,
+    slowdown: 1,
   };
 }
 
-type Kind = "rate" | "status" | "count" | "ms" | "bool" | "seconds";
+type Kind = "rate" | "status" | "count" | "ms" | "bool" | "seconds" | "factor";
 const FIELDS: Record<keyof FaultConfig, { kind: Kind; nullable: boolean }> = {
   errorRate: { kind: "rate", nullable: false },
   errorStatus: { kind: "status", nullable: false },
@@ -66,6 +69,7 @@ const FIELDS: Record<keyof FaultConfig, { kind: Kind; nullable: boolean }> = {
   healthDelayMs: { kind: "ms", nullable: false },
   maxWaiting: { kind: "count", nullable: true },
   retryAfterSeconds: { kind: "seconds", nullable: false },
+  slowdown: { kind: "factor", nullable: false },
 };
 
 /** Validates a partial fault update; returns the fields to apply or throws naming the bad field. */
@@ -93,7 +97,9 @@ export function parseFaultUpdate(body: unknown): Partial<FaultConfig> {
               ? Number.isInteger(value) && value >= 500 && value <= 599
               : spec.kind === "count"
                 ? Number.isInteger(value) && value >= 0
-                : value >= 0);
+                : spec.kind === "factor"
+                  ? value >= 0.1 && value <= 100
+                  : value >= 0);
     if (!ok) throw new Error(`${key}: invalid value ${JSON.stringify(value)} (${describe(spec.kind)})`);
     out[key] = value;
   }
@@ -110,6 +116,8 @@ function describe(kind: Kind): string {
       return "a whole number ≥ 0";
     case "bool":
       return "true or false";
+    case "factor":
+      return "a factor from 0.1 to 100";
     default:
       return "a number ≥ 0";
   }

@@ -184,6 +184,7 @@ export class SimReplica {
   /** Applies a partial fault update (already validated), re-arming crash timers and metric freezes. */
   setFaults(update: Partial<FaultConfig>): FaultConfig {
     this.faults = { ...this.faults, ...update };
+    this.engine.slowdown = this.faults.slowdown;
     this.requestsSinceFault = 0;
     if ("crashAtMs" in update) {
       if (this.crashTimer) clearTimeout(this.crashTimer);
@@ -294,6 +295,7 @@ export class SimReplica {
       this.clearTimers();
       this.staleMetrics = null;
       this.faults = noFaults();
+      this.engine.slowdown = 1;
       return this.sendJson(res, 200, this.faults);
     }
     if (method !== "POST") return this.sendError(res, new SimHttpError(405, "use GET, POST or DELETE"));

@@ -10,15 +10,15 @@ import type { ScenarioPhase, ShippedScenario } from "./shipped.js";
 
 // Lognormal lengths as ShareGPT-like traffic has them. sigma 1.0 puts 1 input in ~200 above 8,192 tokens
 // (seed 004's long-context line) and the 99.9th percentile near 13k; outputs median 150, mean ~200.
-// The pool is 4 × a100-llama8b (about a third of an H100's speed), so at 36 req/s (9 per replica) it
-// prefills ~36k tokens/s of its ~84k and decodes ~7k while doing so: the engines spend about half their
+// The pool is 4 × a100-llama8b (about a third of an H100's speed), so at 40 req/s (10 per replica) it
+// prefills ~40k tokens/s of its ~84k and decodes ~8k while doing so: the engines spend about half their
 // time in prefill, and a short prompt that lands behind a long one waits for it. At 24 req/s on H100s
-// (the first runs) no router was stressed: every TTFT ratio was within 10% of 1. A virtual-time model of
-// these engines (the simulator's scheduler and step law, no HTTP) gives least-request TTFT P90/P99 of
-// ~260/~600 ms here and a router that places by predicted prefill ~175/~400 ms; at 30 req/s the gap is
-// the same, at 60 req/s the pool is past capacity and every router's tail is one backlog.
+// (the first runs) no router was stressed: every TTFT ratio was within 10% of 1. In virtual time
+// (`tokengate bench mixed-lengths --virtual`: the simulator's scheduler and step law, no HTTP),
+// least-request's TTFT P90/P99 are ~280/~640 ms here and an ideal prefill-aware router's ~0.65× of
+// them (seeds 1–3: 0.61–0.65× and 0.55–0.64×); at 29 req/s the gap narrows to ~0.7×.
 
-const RATE = 36;
+const RATE = 40;
 const DURATION_S = 150;
 const QUICK_DURATION_S = 15;
 const INPUT = { median: 600, sigma: 1.0, min: 16, max: 16_000 };

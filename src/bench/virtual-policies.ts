@@ -1,0 +1,83 @@
+// Routing policies for the virtual fleet (virtual-fleet.ts): the baselines as nginx runs them, and
+// the ideal of what tokengate's prefill view aims at — exact pending prefill, no scrape lag — with and
+// without a gateway queue, in three orders. They are yardsticks, not tokengate's picker.
+
+import type { VirtualEngineView, VirtualPolicy, VirtualRequest } from "./virtual-fleet.js";
+
+export type QueueOrder = "fifo" | "tenant-fair" | "shortest-first";
+export const QUEUE_ORDERS: readonly QueueOrder[] = ["fifo", "tenant-fair", "shortest-first"];
+
+export function roundRobin(): VirtualPolicy {
+  let i = 0;
+  return { name: "round-robin", pick: (_, es) => i++ % es.length, admit: null };
+}
+
+/** nginx `least_conn`: fewest requests in flight; ties go round the engines. */
+export function leastRequest(): VirtualPolicy {
+  let start = 0;
+  return {
+    name: "least-request",
+    pick: (_, es) => {
+      let best = -1;
+      for (let k = 0; k < es.length; k++) {
+        const i = (start + k) % es.length;
+        if (best < 0 || es[i]!.inflight < es[best]!.inflight) best = i;
+      }
+      start = (start + 1) % es.length;
+      return best;
+    },
+    admit: null,
+  };
+}
+
+/** TTFT a request of `tokens` uncached prompt tokens would see on `e`: the API server, then chunked prefill. */
+export function idealTtftMs(e: VirtualEngineView, tokens: number): number {
+  const c = e.cfg;
+  const prefill = e.pendingPrefillTokens + tokens;
+  const steps = Math.ceil(prefill / c.maxNumBatchedTokens) + 1;
+  const stepUs = c.beta0Us + c.beta2Us * e.decoding;
+  return (c.apiServerUs * (1 + e.inApiServer) + c.beta1Us * prefill + stepUs * steps) / 1000;
+}
+
+function leastPredicted(req: VirtualRequest, es: readonly VirtualEngineView[]): number {
+  let best = 0;
+  let bestMs = Number.POSITIVE_INFINITY;
+  for (const e of es) {
+    const ms = idealTtftMs(e, req.promptTokens);
+    if (ms < bestMs) [best, bestMs] = [e.index, ms];
+  }
+  return best;
+}
+
+/**
+ * The least predicted TTFT with exact pending prefill. With `queue`, requests wait in the gateway while
+ * every engine's predicted wait is above `boundMs`, and leave in `order`: arrival, the tenant served the
+ * fewest tokens first (VTC), or the fewest prompt tokens first with ageing (`agingTokensPerMs` a
+ * millisecond waited counts as that many tokens fewer, so no request starves).
+ */
+export function predictedTtft(queue?: {
+  boundMs: number;
+  order: QueueOrder;
+  agingTokensPerMs?: number;
+}): VirtualPolicy {
+  if (!queue) return { name: "ideal prefill-aware", pick: leastPredicted, admit: null };
+  const served = new Map<string, number>();
+  const aging = queue.agingTokensPerMs ?? 10;
+  const key = (v: VirtualRequest, now: number) =>
+    queue.order === "tenant-fair"
+      ? (served.get(v.trace.tenant) ?? 0)
+      : queue.order === "shortest-first"
+        ? v.promptTokens - (now - v.trace.t_ms) * aging
+        : v.trace.t_ms;
+  return {
+    name: `ideal prefill-aware, queue ≤ ${queue.boundMs} ms, ${queue.order}`,
+    pick: leastPredicted,
+    admit: (es) => es.some((e) => idealTtftMs(e, 0) <= queue.boundMs),
+    next: (held, now) => {
+      let best = 0;
+      for (let i = 1; i < held.length; i++) if (key(held[i]!, now) < key(held[best]!, now)) best = i;
+      return best;
+    },
+    released: (v) => served.set(v.trace.tenant, (served.get(v.trace.tenant) ?? 0) + v.promptTokens),
+  };
+}
