@@ -44,6 +44,8 @@ export interface VirtualPolicy {
   admit: ((engines: readonly VirtualEngineView[]) => boolean) | null;
   /** Index of the held request to release next (FIFO when absent). */
   next?(held: readonly VirtualRequest[], nowMs: number): number;
+  /** Told of each request the queue holds, with those it held already. */
+  queued?(req: VirtualRequest, held: readonly VirtualRequest[]): void;
   /** Told of each release, e.g. to charge a tenant's counter. */
   released?(req: VirtualRequest): void;
 }
@@ -239,6 +241,7 @@ export function runVirtual(
       prompts.set(v, tokens);
       all.push(v);
       if (policy.admit) {
+        policy.queued?.(v, held);
         held.push(v);
         release(at);
       } else {

@@ -62,6 +62,10 @@ export function predictedTtft(queue?: {
 }): VirtualPolicy {
   if (!queue) return { name: "ideal prefill-aware", pick: leastPredicted, admit: null };
   const served = new Map<string, number>();
+  // As the gateway's fair queue does (flow/fair-queue.ts): a tenant that had nothing queued starts again
+  // at the least counter of those queued (or of the tenant served last), not at the count it had when it
+  // went quiet, so a tenant idle until its burst does not own the queue for the burst's first minute.
+  let lastServed = 0;
   const aging = queue.agingTokensPerMs ?? 10;
   const key = (v: VirtualRequest, now: number) =>
     queue.order === "tenant-fair"
@@ -78,6 +82,16 @@ export function predictedTtft(queue?: {
       for (let i = 1; i < held.length; i++) if (key(held[i]!, now) < key(held[best]!, now)) best = i;
       return best;
     },
-    released: (v) => served.set(v.trace.tenant, (served.get(v.trace.tenant) ?? 0) + v.promptTokens),
+    queued: (v, held) => {
+      const t = v.trace.tenant;
+      if (held.some((h) => h.trace.tenant === t)) return;
+      let floor = Number.POSITIVE_INFINITY;
+      for (const h of held) floor = Math.min(floor, served.get(h.trace.tenant) ?? 0);
+      served.set(t, Math.max(served.get(t) ?? 0, Number.isFinite(floor) ? floor : lastServed));
+    },
+    released: (v) => {
+      lastServed = served.get(v.trace.tenant) ?? 0;
+      served.set(v.trace.tenant, lastServed + v.promptTokens);
+    },
   };
 }

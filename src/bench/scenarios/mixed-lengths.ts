@@ -21,8 +21,8 @@ import type { ScenarioPhase, ShippedScenario } from "./shipped.js";
 const RATE = 40;
 const DURATION_S = 150;
 const QUICK_DURATION_S = 15;
-const INPUT = { median: 600, sigma: 1.0, min: 16, max: 16_000 };
-const OUTPUT = { median: 150, sigma: 0.8, min: 8, max: 1500 };
+export const INPUT = { median: 600, sigma: 1.0, min: 16, max: 16_000 };
+export const OUTPUT = { median: 150, sigma: 0.8, min: 8, max: 1500 };
 /** Seed 004's boundary between the online pool and the long one: above it a request is class `long`. */
 const LONG_INPUT_TOKENS = 8192;
 const TASK = "mixed_completion";

@@ -32,7 +32,7 @@ test("the burst tenant sends only during the burst, long prompts at its rate", (
   assert.ok(noisy.every((r) => r.max_tokens >= BURST.output.min && r.max_tokens <= BURST.output.max));
 });
 
-test("each quiet tenant sends steadily throughout: mostly 300–900 tokens, a few longer", () => {
+test("each steady tenant sends throughout, mixed lengths around a median of ~600 tokens", () => {
   for (const tenant of QUIET_TENANTS) {
     const mine = full.filter((r) => r.tenant === tenant);
     for (const p of [before, burst, after]) {
@@ -40,11 +40,10 @@ test("each quiet tenant sends steadily throughout: mostly 300–900 tokens, a fe
       const expected = QUIET.ratePerTenant * span(p);
       assert.ok(Math.abs(n - expected) < 4 * Math.sqrt(expected), `${tenant} ${p!.name}: ${n}`);
     }
-    const short = mine.filter((r) => r.input_tokens! >= 300 && r.input_tokens! <= 900);
-    const long = mine.filter((r) => r.input_tokens! >= 1500 && r.input_tokens! <= 3000);
-    assert.equal(short.length + long.length, mine.length);
-    const share = long.length / mine.length;
-    assert.ok(share > 0.05 && share < 0.15, `${tenant}: ${long.length} longer ones of ${mine.length}`);
+    const input = mine.map((r) => r.input_tokens!).sort((a, b) => a - b);
+    const median = input[Math.floor(input.length / 2)]!;
+    assert.ok(Math.abs(median - 600) < 100, `${tenant}: median ${median}`);
+    assert.ok(input.at(-1)! <= 16_000 && input.at(-1)! > 4000, `${tenant}: longest ${input.at(-1)}`);
   }
 });
 
@@ -54,13 +53,13 @@ test("every request is interactive and streamed, with no shared prefix", () => {
   assert.deepEqual([...new Set(full.map((r) => r.tenant))].sort(), [BURST_TENANT, ...QUIET_TENANTS].sort());
 });
 
-test("tokengate, least-request and round-robin on one pool of 4 × h100-llama8b", () => {
+test("tokengate, least-request and round-robin on one pool of 4 × a100-llama8b", () => {
   assert.equal(s.topologies.length, 1);
   const t = s.topologies[0]!;
   assert.deepEqual(t.routers, ["tokengate", "least-request", "round-robin"]);
   assert.deepEqual(
     t.fleet.groups.map((g) => [g.replicas, g.profile]),
-    [[4, "h100-llama8b"]],
+    [[4, "a100-llama8b"]],
   );
   const config = t.gatewayConfig({ engines: ["http://127.0.0.1:1", "http://127.0.0.1:2"] });
   assert.match(config["gateway.yaml"]!, /trustedUpstreams/, "the harness may name tenants");

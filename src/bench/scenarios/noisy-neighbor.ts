@@ -1,15 +1,16 @@
-// One tenant's burst of long prompts in a pool that several tenants share (issue 13): four quiet
-// tenants send steady short live summaries, and for 20 s in the middle of the run a fifth sends
-// 5,000–7,000-token prompts past what the pool can prefill, all `interactive` and streamed, on one pool
-// of 4 × h100-llama8b. A router that counts requests puts a short summary behind a long prefill as
+// One tenant's burst of long prompts in a pool that several tenants share (issue 13): four tenants send
+// a steady mix of short and long live requests (mixed-lengths' heavy-tailed lengths), and for 20 s in
+// the middle of the run a fifth adds 5,000–7,000-token prompts, all `interactive` and streamed, on one
+// pool of 4 × a100-llama8b. A router that counts requests puts a short summary behind a long prefill as
 // readily as behind a short one; one that sees prefill work, and queues by tenant, need not. Phases
-// `before`, `burst` and `after` let the report compare the quiet tenants' TTFT P99 during the burst
+// `before`, `burst` and `after` let the report compare the steady tenants' TTFT P99 during the burst
 // with theirs without it.
 
 import type { TraceRequest } from "../trace.js";
-import { poissonArrivals, randomStream, uniformInt } from "../workload/distributions.js";
+import { lognormalInt, poissonArrivals, randomStream, uniformInt } from "../workload/distributions.js";
 import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
 import { onePoolGatewayConfig } from "./gateway-yaml.js";
+import { INPUT, OUTPUT } from "./mixed-lengths.js";
 import type { GenerateOptions } from "./scenario.js";
 import type { ScenarioPhase, ShippedScenario } from "./shipped.js";
 
@@ -17,32 +18,22 @@ export const QUIET_TENANTS = ["quiet-1", "quiet-2", "quiet-3", "quiet-4"];
 export const BURST_TENANT = "noisy";
 
 /**
- * Each quiet tenant: Poisson arrivals, 9 in 10 a short live summary (300–900 tokens in), 1 in 10 a
- * longer one (1,500–3,000), 100–200 tokens out. The four together (16 req/s, ~12k prompt tokens/s) use
- * about 6% of the pool's prefill: alone, their TTFT P50 is ~30 ms and P99 ~70 ms at the engines.
+ * Each steady ("quiet") tenant: Poisson arrivals of mixed-lengths' lognormal prompts (median 600
+ * tokens, 1 in ~200 past 8,192) and replies (median 150). The four together (28 req/s, ~28k prompt
+ * tokens/s) keep the pool about a third busy with prefill and busier still with decode.
  */
-export const QUIET = {
-  ratePerTenant: 4,
-  short: { min: 300, max: 900 },
-  longShare: 0.1,
-  long: { min: 1500, max: 3000 },
-  output: { min: 100, max: 200 },
-};
+export const QUIET = { ratePerTenant: 7, input: INPUT, output: OUTPUT };
 
 /**
- * The burst: 36 req/s of 5,000–7,000-token prompts (~216k prompt tokens/s), 50–150 tokens out.
- * Measured with the simulator's own scheduler and step model (a virtual-time model of the 4 engines,
- * API server included, seeds 1–3): saturated, the pool prefills ~206k tokens/s of these prompts, ~195k
- * (32.6 a second) beside the quiet tenants, so 36/s overloads it by ~10%. Under least-request a quiet
- * summary arriving in the burst's last second waits up to 2.8–3.6 s, the backlog is gone ~2 s after
- * the burst, and nothing fails; least-request's TTFT P99 over the run is 2.7–3.1 s, round-robin's
- * 3.2–3.5 s. At 32/s (98%) no pool-wide backlog forms (least-request's P99 0.8–1.5 s, the issue's
- * regime); at 44/s (130%) the backlog reaches ~8 s, takes ~8 s to drain, and least-request's P99 is
- * 7.7 s: the run's tail is then one backlog whoever routes it. The quick run's shape in the model gives
- * least-request a P99 of 1.33 s and round-robin 1.80 s; two real --quick runs on this 2-core machine
- * (beside another benchmark) 1.76 and 1.92 s, and 1.74 and 2.01 s, with no errors.
+ * The burst: 5 req/s of 5,000–7,000-token prompts (~30k prompt tokens/s more), 50–150 tokens out: the
+ * pool's prefill goes from a third to about 70% busy for 20 s. In virtual time (`tokengate bench
+ * noisy-neighbor --virtual`), least-request's TTFT P99 for the steady tenants goes from ~0.6 s before
+ * the burst to ~1.9 s during it; an ideal prefill-aware router keeps theirs under ~1 s, and with a
+ * gateway queue in tenant-fair order near 0.7 s. The first design (short prompts only from the quiet
+ * tenants on H100s and a burst of 36 req/s, ~10% past the pool's prefill) measured no routing: past
+ * capacity every router's tail is one backlog, and even the ideal router's P99 was 0.96× least-request's.
  */
-export const BURST = { rate: 36, prompt: { min: 5000, max: 7000 }, output: { min: 50, max: 150 } };
+export const BURST = { rate: 5, prompt: { min: 5000, max: 7000 }, output: { min: 50, max: 150 } };
 
 /** Seconds of each phase: the quiet tenants alone, the burst on top, the quiet tenants again. */
 const FULL = { beforeS: 50, burstS: 20, afterS: 50 };
@@ -53,7 +44,7 @@ const BURST_TASK = "document_summary";
 const MODEL = "llama-3.1-8b";
 
 const fleet = fleetOf("noisy-neighbor", [
-  replicaGroup("engines", 4, "h100-llama8b", MODEL, { maxModelLen: 32_768 }),
+  replicaGroup("engines", 4, "a100-llama8b", MODEL, { maxModelLen: 32_768 }),
 ]);
 
 function phases(opts: GenerateOptions): ScenarioPhase[] {
@@ -88,11 +79,8 @@ function generate(opts: GenerateOptions): TraceRequest[] {
     const sizes = rs(`${tenant}:sizes`);
     const times = poissonArrivals(QUIET.ratePerTenant, 0, after.endS * 1000, rs(`${tenant}:arrivals`));
     for (const [i, t] of times.entries()) {
-      const range = sizes() < QUIET.longShare ? QUIET.long : QUIET.short;
-      const input = uniformInt(sizes, range.min, range.max);
-      out.push(
-        request(tenant, i, t, LIVE_TASK, input, uniformInt(sizes, QUIET.output.min, QUIET.output.max)),
-      );
+      const input = lognormalInt(sizes, QUIET.input);
+      out.push(request(tenant, i, t, LIVE_TASK, input, lognormalInt(sizes, QUIET.output)));
     }
   }
   const sizes = rs("burst:sizes");
@@ -109,16 +97,17 @@ function generate(opts: GenerateOptions): TraceRequest[] {
 export const noisyNeighbor: ShippedScenario = {
   name: "noisy-neighbor",
   description:
-    `${QUIET_TENANTS.length} quiet tenants' live summaries (${QUIET.short.min}–${QUIET.short.max} tokens, ` +
-    `1 in 10 up to ${QUIET.long.max}; ${QUIET.ratePerTenant} req/s each) and, for ${FULL.burstS} s, ` +
-    `tenant ${BURST_TENANT}'s burst of ${BURST.prompt.min}–${BURST.prompt.max}-token prompts at ` +
-    `${BURST.rate} req/s (~10% past the pool's prefill), all interactive, over 4 × h100-llama8b`,
+    `${QUIET_TENANTS.length} steady tenants' mixed live requests (lognormal input median ` +
+    `${QUIET.input.median}, up to ${QUIET.input.max}; ${QUIET.ratePerTenant} req/s each) and, for ` +
+    `${FULL.burstS} s, tenant ${BURST_TENANT}'s burst of ${BURST.prompt.min}–${BURST.prompt.max}-token ` +
+    `prompts at ${BURST.rate} req/s (the pool's prefill from ~1/3 to ~70% busy), all interactive, over ` +
+    "4 × a100-llama8b",
   liveClass: "interactive",
   longClass: null,
   topologies: [
     {
       name: "4-replicas",
-      description: "4 replicas of Llama-3.1-8B, one H100 each, 32K window, one pool",
+      description: "4 replicas of Llama-3.1-8B, one A100 each, 32K window, one pool",
       fleet,
       gpus: fleetGpus(fleet),
       routers: ["tokengate", "least-request", "round-robin"],
