@@ -9,7 +9,13 @@ import type { EngineConfig } from "../sim/engine-config.js";
 import { EngineRequest, type RequestSink } from "../sim/engine-request.js";
 import { KvCache } from "../sim/kv-cache.js";
 import { LoraSlots } from "../sim/lora-slots.js";
-import { type SchedulerConfig, type StepBatch, scheduleStep } from "../sim/scheduler.js";
+import {
+  type SchedulerConfig,
+  type StepBatch,
+  schedulerConfig,
+  scheduleStep,
+  stepDurationUs,
+} from "../sim/scheduler.js";
 import type { TraceRequest } from "./trace.js";
 
 /** One request's life in the model, in ms from the run's start. */
@@ -69,15 +75,7 @@ class VirtualEngine implements VirtualEngineView {
     readonly cfg: EngineConfig,
   ) {
     this.kv = new KvCache(cfg.numGpuBlocks, cfg.blockSize, cfg.enablePrefixCaching);
-    this.sched = {
-      maxNumSeqs: cfg.maxNumSeqs,
-      maxNumBatchedTokens: cfg.enableChunkedPrefill
-        ? cfg.maxNumBatchedTokens
-        : Math.max(cfg.maxNumBatchedTokens, cfg.maxModelLen),
-      enableChunkedPrefill: cfg.enableChunkedPrefill,
-      longPrefillTokenThreshold: cfg.longPrefillTokenThreshold,
-      blockSize: cfg.blockSize,
-    };
+    this.sched = schedulerConfig(cfg);
   }
 
   get inApiServer(): number {
@@ -106,14 +104,8 @@ class VirtualEngine implements VirtualEngineView {
       this.batch = null;
       return;
     }
-    const c = this.cfg;
-    const us =
-      c.beta0Us +
-      c.beta1Us * b.prefillTokens +
-      c.beta2Us * b.decodeTokens +
-      c.beta3Us * b.decodeContextTokens;
     this.batch = b;
-    this.stepEndMs = nowMs + us / 1000;
+    this.stepEndMs = nowMs + stepDurationUs(this.cfg, b) / 1000;
   }
 
   completeStep(): void {

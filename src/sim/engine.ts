@@ -10,7 +10,13 @@ import { LoraSlots } from "./lora-slots.js";
 
 export type { EngineConfig } from "./engine-config.js";
 
-import { type SchedulerConfig, type StepBatch, scheduleStep } from "./scheduler.js";
+import {
+  type SchedulerConfig,
+  type StepBatch,
+  schedulerConfig,
+  scheduleStep,
+  stepDurationUs,
+} from "./scheduler.js";
 
 /** Counters a metrics exporter reads; cumulative since start or the last reset. */
 export interface EngineStats {
@@ -58,15 +64,7 @@ export class Engine {
     this.cfg = cfg;
     this.kv = new KvCache(cfg.numGpuBlocks, cfg.blockSize, cfg.enablePrefixCaching);
     this.lora = new LoraSlots(cfg.maxLoras);
-    this.sched = {
-      maxNumSeqs: cfg.maxNumSeqs,
-      maxNumBatchedTokens: cfg.enableChunkedPrefill
-        ? cfg.maxNumBatchedTokens
-        : Math.max(cfg.maxNumBatchedTokens, cfg.maxModelLen),
-      enableChunkedPrefill: cfg.enableChunkedPrefill,
-      longPrefillTokenThreshold: cfg.longPrefillTokenThreshold,
-      blockSize: cfg.blockSize,
-    };
+    this.sched = schedulerConfig(cfg);
   }
 
   /** Block-hash chain root for the base model or one of its adapters. */
@@ -162,14 +160,7 @@ export class Engine {
       this.stepInFlight = false;
       return;
     }
-    const c = this.cfg;
-    const us =
-      this.slowdown *
-      (c.beta0Us +
-        c.beta1Us * batch.prefillTokens +
-        c.beta2Us * batch.decodeTokens +
-        c.beta3Us * batch.decodeContextTokens +
-        batch.loraLoads * c.loraLoadMs * 1000);
+    const us = this.slowdown * stepDurationUs(this.cfg, batch);
     const endAt = startAt + us / 1000;
     this.stepInFlight = true;
     const epoch = this.epoch;

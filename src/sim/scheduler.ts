@@ -2,6 +2,7 @@
 // and unfinished prefill chunks), then waiting requests in order while the token budget, the sequence
 // cap, the KV cache and the LoRA slots allow; preemption by recompute when blocks run out.
 
+import type { EngineConfig } from "./engine-config.js";
 import type { EngineRequest } from "./engine-request.js";
 import type { KvCache } from "./kv-cache.js";
 import type { LoraSlots } from "./lora-slots.js";
@@ -13,6 +14,20 @@ export interface SchedulerConfig {
   /** Caps how many prompt tokens one request may prefill in a step (vLLM --long-prefill-token-threshold; 0 = off). */
   longPrefillTokenThreshold: number;
   blockSize: number;
+}
+
+/** The scheduler's settings for an engine config. */
+export function schedulerConfig(cfg: EngineConfig): SchedulerConfig {
+  return {
+    maxNumSeqs: cfg.maxNumSeqs,
+    // Without chunked prefill a prompt must fit one step whole, so vLLM raises the budget to max_model_len.
+    maxNumBatchedTokens: cfg.enableChunkedPrefill
+      ? cfg.maxNumBatchedTokens
+      : Math.max(cfg.maxNumBatchedTokens, cfg.maxModelLen),
+    enableChunkedPrefill: cfg.enableChunkedPrefill,
+    longPrefillTokenThreshold: cfg.longPrefillTokenThreshold,
+    blockSize: cfg.blockSize,
+  };
 }
 
 export interface ScheduledItem {
@@ -40,6 +55,17 @@ export interface SchedulerState {
   lora: LoraSlots;
 }
 
+/** The step law: β0 + β1·prefill tokens + β2·decode tokens + β3·attended context, plus adapter loads. */
+export function stepDurationUs(cfg: EngineConfig, b: StepBatch): number {
+  return (
+    cfg.beta0Us +
+    cfg.beta1Us * b.prefillTokens +
+    cfg.beta2Us * b.decodeTokens +
+    cfg.beta3Us * b.decodeContextTokens +
+    b.loraLoads * cfg.loraLoadMs * 1000
+  );
+}
+
 export function scheduleStep(cfg: SchedulerConfig, st: SchedulerState): StepBatch {
   const batch: StepBatch = {
     items: [],
@@ -50,7 +76,6 @@ export function scheduleStep(cfg: SchedulerConfig, st: SchedulerState): StepBatc
     preempted: [],
     firstScheduled: [],
   };
-  // Without chunked prefill a prompt must fit one step whole, so vLLM raises the budget to max_model_len.
   let budget = cfg.maxNumBatchedTokens;
 
   for (let idx = 0; idx < st.running.length && budget > 0; idx++) {
