@@ -4,8 +4,8 @@
 
 import type { VirtualEngineView, VirtualPolicy, VirtualRequest } from "./virtual-fleet.js";
 
-export type QueueOrder = "fifo" | "tenant-fair" | "shortest-first";
-export const QUEUE_ORDERS: readonly QueueOrder[] = ["fifo", "tenant-fair", "shortest-first"];
+export type QueueOrder = "fifo" | "tenant-fair" | "shortest-first" | "fair-shortest";
+export const QUEUE_ORDERS: readonly QueueOrder[] = ["fifo", "tenant-fair", "shortest-first", "fair-shortest"];
 
 export function roundRobin(): VirtualPolicy {
   let i = 0;
@@ -52,13 +52,16 @@ function leastPredicted(req: VirtualRequest, es: readonly VirtualEngineView[]): 
 /**
  * The least predicted TTFT with exact pending prefill. With `queue`, requests wait in the gateway while
  * every engine's predicted wait is above `boundMs`, and leave in `order`: arrival, the tenant served the
- * fewest tokens first (VTC), or the fewest prompt tokens first with ageing (`agingTokensPerMs` a
- * millisecond waited counts as that many tokens fewer, so no request starves).
+ * fewest tokens first (VTC), the fewest prompt tokens first with ageing (`agingTokensPerMs` a
+ * millisecond waited counts as that many tokens fewer, so no request starves), or the fewest prompt
+ * tokens (aged, plus its tenant's lead over the least-served one) among the tenants within
+ * `fairSlackTokens` of the least-served one, as the gateway's queue orders (flow/fair-queue.ts).
  */
 export function predictedTtft(queue?: {
   boundMs: number;
   order: QueueOrder;
   agingTokensPerMs?: number;
+  fairSlackTokens?: number;
 }): VirtualPolicy {
   if (!queue) return { name: "ideal prefill-aware", pick: leastPredicted, admit: null };
   const served = new Map<string, number>();
@@ -67,17 +70,26 @@ export function predictedTtft(queue?: {
   // went quiet, so a tenant idle until its burst does not own the queue for the burst's first minute.
   let lastServed = 0;
   const aging = queue.agingTokensPerMs ?? 10;
+  const slack = queue.fairSlackTokens ?? 16_384;
+  const counter = (v: VirtualRequest) => served.get(v.trace.tenant) ?? 0;
+  const aged = (v: VirtualRequest, now: number) => v.promptTokens - (now - v.trace.t_ms) * aging;
+  let floor = 0;
   const key = (v: VirtualRequest, now: number) =>
     queue.order === "tenant-fair"
-      ? (served.get(v.trace.tenant) ?? 0)
+      ? counter(v)
       : queue.order === "shortest-first"
-        ? v.promptTokens - (now - v.trace.t_ms) * aging
-        : v.trace.t_ms;
+        ? aged(v, now)
+        : queue.order === "fair-shortest"
+          ? counter(v) > floor + slack
+            ? Number.POSITIVE_INFINITY
+            : aged(v, now) + counter(v) - floor
+          : v.trace.t_ms;
   return {
     name: `ideal prefill-aware, queue ≤ ${queue.boundMs} ms, ${queue.order}`,
     pick: leastPredicted,
     admit: (es) => es.some((e) => idealTtftMs(e, 0) <= queue.boundMs),
     next: (held, now) => {
+      floor = Math.min(...held.map(counter));
       let best = 0;
       for (let i = 1; i < held.length; i++) if (key(held[i]!, now) < key(held[best]!, now)) best = i;
       return best;

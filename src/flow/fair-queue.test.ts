@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { FairQueue } from "./fair-queue.js";
+import { AGING_TOKENS_PER_MS, FAIR_SLACK_TOKENS, FairQueue } from "./fair-queue.js";
 
 /** Drains the queue and returns the values in dispatch order. */
 function drain<T>(q: FairQueue<T>, eligible?: (v: T) => boolean): T[] {
@@ -88,5 +88,44 @@ describe("FairQueue", () => {
     assert.deepEqual(drain(q), ["a0", "a2"]);
     assert.equal(q.counterOf(0, "a"), 10);
     assert.deepEqual(q.bandSizes(), [{ priority: 0, size: 0 }]);
+  });
+
+  it("inside the fair share, the least work goes first, across tenants and inside one", () => {
+    const q = new FairQueue<string>();
+    q.push("a-long", { priority: 0, tenant: "a", cost: 8100, work: 8000 }, 0);
+    q.push("b-short", { priority: 0, tenant: "b", cost: 600, work: 500 }, 0);
+    q.push("a-short", { priority: 0, tenant: "a", cost: 400, work: 300 }, 0);
+    const order: string[] = [];
+    for (let e = q.peek(undefined, 0); e; e = q.peek(undefined, 0)) {
+      q.take(e);
+      order.push(e.value);
+    }
+    // a-short first (least work); then b-short: a now leads by 400 tokens, so b's 500 beats a's 8,400.
+    assert.deepEqual(order, ["a-short", "b-short", "a-long"]);
+  });
+
+  it("a tenant more than FAIR_SLACK_TOKENS ahead waits, however short its request", () => {
+    const q = new FairQueue<string>();
+    q.push("a-big", { priority: 0, tenant: "a", cost: FAIR_SLACK_TOKENS + 1000, work: 100 }, 0);
+    q.take(q.peek(undefined, 0)!);
+    q.push("b-long", { priority: 0, tenant: "b", cost: 9000, work: 9000 }, 0);
+    q.push("a-tiny", { priority: 0, tenant: "a", cost: 10, work: 10 }, 0);
+    assert.equal(q.peek(undefined, 0)!.value, "b-long");
+  });
+
+  it("a request's wait counts against its work, so short ones arriving later cannot starve a long one", () => {
+    const q = new FairQueue<string>();
+    // At AGING_TOKENS_PER_MS = 10, a 10,000-token request queued at 0 ranks like a 0-token one queued
+    // at 1,000 ms: shorter ones queued before that pass it, later ones do not.
+    assert.equal(AGING_TOKENS_PER_MS, 10);
+    q.push("long", { priority: 0, tenant: "a", cost: 10_000, work: 10_000 }, 0);
+    q.push("short-early", { priority: 0, tenant: "b", cost: 100, work: 100 }, 800);
+    q.push("short-late", { priority: 0, tenant: "b", cost: 100, work: 100 }, 1000);
+    const order: string[] = [];
+    for (let e = q.peek(undefined, 1200); e; e = q.peek(undefined, 1200)) {
+      q.take(e);
+      order.push(e.value);
+    }
+    assert.deepEqual(order, ["short-early", "long", "short-late"]);
   });
 });

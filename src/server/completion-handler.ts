@@ -235,6 +235,7 @@ async function queueForEndpoint(
       priority: decision.priority,
       tenant: rec.tenant ?? "anonymous",
       cost: plan.cost,
+      work: decision.inputTokens,
       maxQueueMs: decision.maxQueueMs,
       gate: gw.flow.gateFor(decision.rule),
       fallbackOptions: decision.queuePolicy?.fallbackOptions ?? RETRY_LATER,

@@ -45,6 +45,7 @@ export class RequestTicket implements FlowTicket<Placement> {
   readonly priority: number;
   readonly tenant: string;
   readonly cost: number;
+  readonly work: number;
   readonly maxQueueMs: number;
   readonly gate: FlowTicket<Placement>["gate"];
   readonly fallbackOptions: readonly string[];
@@ -56,6 +57,7 @@ export class RequestTicket implements FlowTicket<Placement> {
     this.priority = init.priority;
     this.tenant = init.tenant;
     this.cost = init.cost;
+    this.work = init.work ?? 0;
     this.maxQueueMs = init.maxQueueMs;
     this.gate = init.gate;
     this.fallbackOptions = init.fallbackOptions;
