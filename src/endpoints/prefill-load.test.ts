@@ -25,6 +25,24 @@ describe("the prefill view's accounting", () => {
     assert.equal(load.observations, 1, "its TTFT was observed");
   });
 
+  it("a stream kept past its predicted TTFT delays the next prediction by as much, until it leaves", () => {
+    const load = new PrefillLoad();
+    const stuck = load.begin(200, true, 0, null);
+    const base = load.predictTtftMs(200, 0, null) - load.lateMs(0);
+    assert.equal(load.lateMs(stuck.predictedMs), 0, "on time: no correction");
+    // 800 ms past its prediction with no first token: the engine is queueing what the fit cannot see.
+    const at = stuck.predictedMs + 800;
+    assert.equal(load.lateMs(at), 800);
+    assert.ok(Math.abs(load.predictTtftMs(200, at, null) - (base + 800)) < 1e-9);
+    const next = load.begin(100, true, at, null);
+    assert.ok(next.predictedMs >= 800, `the next request's prediction ${next.predictedMs} counts the delay`);
+    stuck.end(at + 10);
+    // The next one is now the oldest: it is judged by its own prediction, which already held the delay.
+    assert.equal(load.lateMs(at + 10), 0);
+    next.end(at + 20);
+    assert.equal(load.held(), null);
+  });
+
   it("released before its first token (cancel, error, timeout): nothing held, nothing learned", () => {
     const load = new PrefillLoad();
     const c = load.begin(5000, true, 0, null);

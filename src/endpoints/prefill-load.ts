@@ -106,6 +106,8 @@ export class PrefillLoad {
   private assumed: PrefillClaim[] = [];
   private nextAssumedEnd = Number.POSITIVE_INFINITY;
   private readonly x = new Float64Array(4);
+  /** Streams still waiting for their first token, oldest first (a Set keeps insertion order). */
+  private readonly waitingStreams = new Set<PrefillClaim>();
   /** Consecutive first tokens the fit missed by > CHANGE_ERROR: + late, − early. */
   private missRun = 0;
 
@@ -135,7 +137,23 @@ export class PrefillLoad {
 
   /** Predicted ms to the first token of a request of `uncached` prompt tokens sent now. */
   predictTtftMs(uncached: number, now: number, scrapedWaiting: number | null): number {
-    return this.predictAt((this.aheadTokens(now, scrapedWaiting) + uncached) / 1000, this.decoding / 100);
+    const fit = this.predictAt(
+      (this.aheadTokens(now, scrapedWaiting) + uncached) / 1000,
+      this.decoding / 100,
+    );
+    return fit + this.lateMs(now);
+  }
+
+  /**
+   * How far past its predicted TTFT the oldest stream still without a first token is. An engine that
+   * queues requests for what the fit cannot see (its max_num_seqs reached, a KV cache full, an adapter
+   * loading, a GPU slowing down) shows it here first: in noisy-neighbor, engine 1 held a dozen short
+   * prompts 0.7–0.9 s in its queue while their predictions said ~50 ms and the picker kept choosing it.
+   * A request sent behind them waits at least that long too.
+   */
+  lateMs(now: number): number {
+    for (const oldest of this.waitingStreams) return Math.max(0, now - oldest.startedAt - oldest.predictedMs);
+    return 0;
   }
 
   /** The fit's prediction for P thousand prefill tokens and D hundred decoding sequences. */
@@ -155,8 +173,9 @@ export class PrefillLoad {
     const tokens = Math.max(0, uncached);
     const p = (this.aheadTokens(now, scrapedWaiting) + tokens) / 1000;
     const d = this.decoding / 100;
-    const predicted = this.predictAt(p, d);
+    const predicted = this.predictAt(p, d) + this.lateMs(now);
     const claim = new PrefillClaim(this, tokens, now, predicted, p, d, stream ? Infinity : now + predicted);
+    if (stream) this.waitingStreams.add(claim);
     this.pendingTokens += tokens;
     this.pendingRequests++;
     this.meanTokens += SIZE_EWMA * (tokens - this.meanTokens);
@@ -171,6 +190,7 @@ export class PrefillLoad {
   leavePrefill(c: PrefillClaim, observed: boolean): void {
     this.pendingTokens = Math.max(0, this.pendingTokens - c.tokens);
     this.pendingRequests = Math.max(0, this.pendingRequests - 1);
+    this.waitingStreams.delete(c);
     c.stage = "decode";
     c.decodingAtFirst = this.decoding;
     this.decoding++;
