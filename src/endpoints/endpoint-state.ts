@@ -267,6 +267,15 @@ export class EndpointState {
     return this.prefill.predictTtftMs(uncached, now, this.freshWaiting(now));
   }
 
+  /**
+   * The prefill work ahead of a request sent now, in ms by the fit, without the lateness correction:
+   * what the predicted-wait bound admits by. Lateness ranks engines (avoid the one that is stuck) but
+   * would hold a whole pool back for one long prompt the fit under-predicts.
+   */
+  predictedWaitMs(now: number): number {
+    return this.prefill.predictTtftMs(0, now, this.freshWaiting(now)) - this.prefill.lateMs(now);
+  }
+
   /** The scraped waiting queue when the scrape is fresh; null otherwise. */
   private freshWaiting(now: number): number | null {
     return this.metricsFresh(now) ? this.waiting : null;

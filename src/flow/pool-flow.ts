@@ -26,6 +26,12 @@ export interface FlowTicket<P> {
    */
   place(): P | null;
   /**
+   * At its maxQueueMs, before it fails with queue_timeout: places it within the hard bounds alone. The
+   * soft bounds (engine queues, KV use, predicted wait) keep engines' queues short while the gateway can
+   * still reorder; they must not turn a request an engine could serve into an error. Absent: no last try.
+   */
+  placeAtDeadline?(): P | null;
+  /**
    * After `place()` returned null: `full` when the pool has no room (nothing behind it can go either),
    * `no_match` when there is room but not for this request (its adapter has no slot, say), so requests
    * behind it may still go. Absent: `full`.
@@ -152,7 +158,17 @@ export class PoolFlow<P> {
   }
 
   private expire(w: Waiter<P>): void {
-    if (!w.entry || !this.queue.remove(w.entry)) return;
+    if (!w.entry) return;
+    const last = w.ticket.gate?.paused ? null : (w.ticket.placeAtDeadline?.() ?? null);
+    if (last !== null) {
+      this.queue.take(w.entry);
+      this.stats.dispatched++;
+      this.onOutcome("dispatched");
+      this.finish(w);
+      w.resolve(last);
+      return;
+    }
+    if (!this.queue.remove(w.entry)) return;
     this.stats.timedOut++;
     this.onOutcome("timed_out");
     this.finish(w);

@@ -53,7 +53,7 @@ export function softSaturation(ep: EndpointState, b: SaturationBounds, now: numb
   if (inflight === 0) return null;
   // Only a learned fit holds traffic back: the prior is a guess, and a guess too slow would cap the pool.
   if (b.maxPredictedWaitMs !== null && ep.prefill.learned) {
-    const wait = ep.predictTtftMs(0, now);
+    const wait = ep.predictedWaitMs(now);
     if (wait >= b.maxPredictedWaitMs) {
       return `predicted wait ${Math.round(wait)} ms ≥ ${b.maxPredictedWaitMs} ms`;
     }
@@ -84,14 +84,17 @@ export function saturationOf(
 
 /**
  * The endpoints a request of `cost` tokens may be placed on now, or null when the pool has no room:
- * every endpoint within the hard bounds, provided at least one of them is also below the soft bounds.
+ * every endpoint within the hard bounds, provided at least one of them is also below the soft bounds
+ * (`soft` false: the hard bounds alone, for a request at its queue deadline).
  */
 export function placeable(
   endpoints: readonly EndpointState[],
   b: SaturationBounds,
   cost: number,
   now: number,
+  soft = true,
 ): EndpointState[] | null {
   const within = endpoints.filter((e) => overHardBound(e, b, cost, now) === null);
+  if (!soft) return within.length > 0 ? within : null;
   return within.some((e) => softSaturation(e, b, now) === null) ? within : null;
 }

@@ -10,12 +10,15 @@ import { openaiClient, type Platform, suitePlatforms } from "../testing/platform
 
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
 
-/** One streamed request of about `tokens` prompt tokens, read to its end; one at a time, so TTFT is its own prefill. */
-async function stream(p: Platform, tokens: number, trace: string): Promise<void> {
+/**
+ * One streamed request of about `tokens` prompt tokens, read to its end; one at a time, so TTFT is its
+ * own prefill. `seed` makes the text: a prompt sent before would be found in the engine's prefix cache.
+ */
+async function stream(p: Platform, tokens: number, seed: number, trace: string): Promise<void> {
   const client = openaiClient(p, { ...LIVE, "x-ai-trace-id": trace });
   const s = await client.chat.completions.create({
     model: "summary-default",
-    messages: [{ role: "user", content: sampleText("en", tokens, tokens) }],
+    messages: [{ role: "user", content: sampleText("en", tokens, seed) }],
     max_tokens: 3,
     stream: true,
   });
@@ -41,7 +44,7 @@ describe("the prefill rate, learned from a real engine", () => {
     const view = p.gateway.pools.get("summary-online")!.endpoints[0]!.prefill;
     // Prompts from ~300 to ~3,000 tokens, so the fit sees the slope, not only the intercept.
     const tokens = (i: number) => 300 + ((i * 373) % 2700);
-    for (let i = 0; i < 40; i++) await stream(p, tokens(i), `fast-${i}`);
+    for (let i = 0; i < 40; i++) await stream(p, tokens(i), i, `fast-${i}`);
     const fast = view.prefillMsPerKToken();
     assert.ok(view.learned, "the fit is trusted after 40 first tokens");
     // The profile's step law: 17.25 µs a prefill token, so ~17 ms per 1,000 (the gateway counts its own
@@ -54,7 +57,7 @@ describe("the prefill rate, learned from a real engine", () => {
       body: JSON.stringify({ slowdown: 4 }),
     });
     assert.equal(res.status, 200);
-    for (let i = 0; i < 60; i++) await stream(p, tokens(i), `slow-${i}`);
+    for (let i = 0; i < 60; i++) await stream(p, tokens(i), 1000 + i, `slow-${i}`);
     const slow = view.prefillMsPerKToken();
     assert.ok(
       slow / fast > 3 && slow / fast < 5,

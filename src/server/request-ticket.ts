@@ -79,8 +79,17 @@ export class RequestTicket implements FlowTicket<Placement> {
   }
 
   place(): Placement | null {
+    return this.placeWithin(true);
+  }
+
+  /** At the queue deadline: any endpoint within the hard bounds (FlowTicket.placeAtDeadline). */
+  placeAtDeadline(): Placement | null {
+    return this.placeWithin(false);
+  }
+
+  private placeWithin(soft: boolean): Placement | null {
     const { endpoints, bounds, cost, pickAmong } = this.init;
-    const roomy = bounds.enabled ? placeable(endpoints, bounds, cost, Date.now()) : endpoints;
+    const roomy = bounds.enabled ? placeable(endpoints, bounds, cost, Date.now(), soft) : endpoints;
     if (roomy === null || roomy.length === 0) {
       this.lastMiss = "full";
       return null;
