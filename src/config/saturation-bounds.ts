@@ -9,10 +9,7 @@ export interface SaturationBounds {
    * Soft: the predicted wait for a first token on the endpoint (the prefill work the gateway sent it and
    * it has not answered yet, at its learned rate) at which it is full; null: none. Sees a prefill backlog
    * the scraped queue does not, at decision time rather than scrape time. Applies once the endpoint's
-   * TTFT fit has learned from its streams (a non-streaming request shows no first token). Off by
-   * default: at 300 ms it held support-incident's long-context requests behind the batch prompts on the
-   * long pods until their maxQueueMs (TTFT P90 1.0 s → 12.9 s), and in noisy-neighbor its holds were
-   * most of tokengate's TTFT P99 (gateway queue P99 262 ms); it helps short prompts in a mixed pool.
+   * TTFT fit has learned from its streams (a non-streaming request shows no first token).
    */
   readonly maxPredictedWaitMs: number | null;
   /** Soft: KV-cache use (0..1) at which the endpoint is full. */
@@ -36,7 +33,7 @@ export interface SaturationBounds {
  */
 export const DEFAULT_SATURATION: SaturationBounds = {
   maxWaiting: 16,
-  maxPredictedWaitMs: null,
+  maxPredictedWaitMs: 300,
   maxKvCacheUsage: 0.9,
   staleMaxInflight: 4,
   maxInflight: null,
