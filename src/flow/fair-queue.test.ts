@@ -3,9 +3,9 @@ import { describe, it } from "node:test";
 import { AGING_TOKENS_PER_MS, FAIR_SLACK_TOKENS, FairQueue } from "./fair-queue.js";
 
 /** Drains the queue and returns the values in dispatch order. */
-function drain<T>(q: FairQueue<T>, eligible?: (v: T) => boolean): T[] {
+function drain<T>(q: FairQueue<T>, eligible?: (v: T) => boolean, now?: number): T[] {
   const out: T[] = [];
-  for (let e = q.peek(eligible); e; e = q.peek(eligible)) {
+  for (let e = q.peek(eligible, now); e; e = q.peek(eligible, now)) {
     q.take(e);
     out.push(e.value);
   }
@@ -95,11 +95,7 @@ describe("FairQueue", () => {
     q.push("a-long", { priority: 0, tenant: "a", cost: 8100, work: 8000 }, 0);
     q.push("b-short", { priority: 0, tenant: "b", cost: 600, work: 500 }, 0);
     q.push("a-short", { priority: 0, tenant: "a", cost: 400, work: 300 }, 0);
-    const order: string[] = [];
-    for (let e = q.peek(undefined, 0); e; e = q.peek(undefined, 0)) {
-      q.take(e);
-      order.push(e.value);
-    }
+    const order = drain(q, undefined, 0);
     // a-short first (least work); then b-short: a now leads by 400 tokens, so b's 500 beats a's 8,400.
     assert.deepEqual(order, ["a-short", "b-short", "a-long"]);
   });
@@ -121,11 +117,7 @@ describe("FairQueue", () => {
     q.push("long", { priority: 0, tenant: "a", cost: 10_000, work: 10_000 }, 0);
     q.push("short-early", { priority: 0, tenant: "b", cost: 100, work: 100 }, 800);
     q.push("short-late", { priority: 0, tenant: "b", cost: 100, work: 100 }, 1000);
-    const order: string[] = [];
-    for (let e = q.peek(undefined, 1200); e; e = q.peek(undefined, 1200)) {
-      q.take(e);
-      order.push(e.value);
-    }
+    const order = drain(q, undefined, 1200);
     assert.deepEqual(order, ["short-early", "long", "short-late"]);
   });
 });
