@@ -273,7 +273,7 @@ export class EndpointState {
    * would hold a whole pool back for one long prompt the fit under-predicts.
    */
   predictedWaitMs(now: number): number {
-    return this.prefill.predictTtftMs(0, now, this.freshWaiting(now)) - this.prefill.lateMs(now);
+    return this.prefill.fitTtftMs(0, now, this.freshWaiting(now));
   }
 
   /** The scraped waiting queue when the scrape is fresh; null otherwise. */

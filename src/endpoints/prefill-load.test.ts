@@ -28,7 +28,7 @@ describe("the prefill view's accounting", () => {
   it("a stream kept past its predicted TTFT delays the next prediction by as much, until it leaves", () => {
     const load = new PrefillLoad();
     const stuck = load.begin(200, true, 0, null);
-    const base = load.predictTtftMs(200, 0, null) - load.lateMs(0);
+    const base = load.fitTtftMs(200, 0, null);
     assert.equal(load.lateMs(stuck.predictedMs), 0, "on time: no correction");
     // 800 ms past its prediction with no first token: the engine is queueing what the fit cannot see.
     const at = stuck.predictedMs + 800;

@@ -137,11 +137,12 @@ export class PrefillLoad {
 
   /** Predicted ms to the first token of a request of `uncached` prompt tokens sent now. */
   predictTtftMs(uncached: number, now: number, scrapedWaiting: number | null): number {
-    const fit = this.predictAt(
-      (this.aheadTokens(now, scrapedWaiting) + uncached) / 1000,
-      this.decoding / 100,
-    );
-    return fit + this.lateMs(now);
+    return this.fitTtftMs(uncached, now, scrapedWaiting) + this.lateMs(now);
+  }
+
+  /** The fit's own prediction for that request: the prefill ahead and its own, without lateness. */
+  fitTtftMs(uncached: number, now: number, scrapedWaiting: number | null): number {
+    return this.predictAt((this.aheadTokens(now, scrapedWaiting) + uncached) / 1000, this.decoding / 100);
   }
 
   /**
