@@ -40,3 +40,11 @@ export interface GatewayConfigSet {
   readonly sources: readonly string[];
   readonly documents: readonly DocumentSummary[];
 }
+
+/** Each pool's highest priority under any model alias (0 for a pool no alias names). */
+export function poolPriorities(config: Pick<GatewayConfigSet, "route">): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const alias of config.route.aliases.values())
+    for (const p of alias.pools) out.set(p.name, Math.max(out.get(p.name) ?? 0, p.priority));
+  return out;
+}

@@ -1,10 +1,13 @@
 // The gateway's flow control: a PoolFlow per pool, the TTFT windows that batch pauses watch, and the
 // pause gates, re-evaluated every 250 ms. Transitions are logged with the figure that caused them.
+// Pools keep their route priority where they share engines: one queue sweep visits them highest first,
+// and a pool does not go ahead of a higher one's waiting requests on engines they share.
 
-import type { GatewayConfigSet } from "../config/config-set.js";
+import { type GatewayConfigSet, poolPriorities } from "../config/config-set.js";
 import { LatencyWindow } from "./latency-window.js";
 import { PauseGate, type PauseTransition } from "./pause-gate.js";
 import { PoolFlow, type QueueOutcome } from "./pool-flow.js";
+import { QueueSweep } from "./queue-sweep.js";
 
 export const EVALUATE_MS = 250;
 
@@ -22,14 +25,21 @@ export class FlowControl<P> {
   /** Watched pool → its TTFT windows (one per window length asked for). */
   private readonly windows = new Map<string, LatencyWindow[]>();
   private timer: NodeJS.Timeout | null = null;
+  /** Each pool's route priority (its highest under any alias). */
+  private readonly rank: Map<string, number>;
+  private readonly sweep = new QueueSweep();
 
   constructor(
     config: GatewayConfigSet,
     private readonly listeners: FlowListeners = {},
   ) {
-    for (const pool of config.pools.values()) {
+    this.rank = poolPriorities(config);
+    const byPriority = [...config.pools.values()].sort((a, b) => this.rankOf(b.name) - this.rankOf(a.name));
+    for (const pool of byPriority) {
       const onOutcome = (o: QueueOutcome) => listeners.onQueueOutcome?.(pool.name, o);
-      this.pools.set(pool.name, new PoolFlow<P>(pool.name, pool.flowControl, onOutcome));
+      const flow = new PoolFlow<P>(pool.name, pool.flowControl, onOutcome, this.sweep);
+      this.pools.set(pool.name, flow);
+      this.sweep.add(flow);
     }
     for (const rule of config.route.rules) {
       const when = rule.queuePolicy?.pauseWhen;
@@ -44,6 +54,24 @@ export class FlowControl<P> {
       }
       this.gates.set(rule.name, new PauseGate(rule.name, rule.routeTo, when, window));
     }
+  }
+
+  private rankOf(pool: string): number {
+    return this.rank.get(pool) ?? 0;
+  }
+
+  /**
+   * The named pools dispatch to one engine: each yields to those of higher priority there. Returns their
+   * flows, highest priority first (the order freed capacity is offered in).
+   */
+  shareEngines(names: readonly string[]): PoolFlow<P>[] {
+    const flows = [...names]
+      .sort((a, b) => this.rankOf(b) - this.rankOf(a))
+      .map((n) => this.pools.get(n))
+      .filter((f): f is PoolFlow<P> => f !== undefined);
+    for (const low of flows)
+      for (const high of flows) if (this.rankOf(high.pool) > this.rankOf(low.pool)) low.addRival(high);
+    return flows;
   }
 
   gateFor(rule: string | null): PauseGate | null {
@@ -85,5 +113,6 @@ export class FlowControl<P> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     for (const f of this.pools.values()) f.close(reason);
+    this.sweep.stop();
   }
 }

@@ -9,6 +9,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import { LatencyWindow } from "./latency-window.js";
 import { PauseGate } from "./pause-gate.js";
 import { type FlowTicket, PoolFlow } from "./pool-flow.js";
+import { QueueSweep, SWEEP_MS } from "./queue-sweep.js";
 import { saturationOf } from "./saturation.js";
 import { endpoint, scraped } from "./saturation.test.js";
 
@@ -252,5 +253,88 @@ describe("PoolFlow", () => {
       async () => waiting,
       (e) => e instanceof GatewayError && e.code === "upstream_unavailable",
     );
+  });
+});
+
+describe("Pools sharing engines", () => {
+  type Placed = { id: string };
+  /** A long-context pool (priority 50) and a batch pool (10) over one engine; `room` says if it has any. */
+  function shared() {
+    const sweep = new QueueSweep();
+    const settings = { ...DEFAULT_POOL_FLOW, maxInflight: 1 };
+    const long = new PoolFlow<Placed>("long", settings, undefined, sweep);
+    const batch = new PoolFlow<Placed>("batch", settings, undefined, sweep);
+    sweep.add(long);
+    sweep.add(batch);
+    batch.addRival(long);
+    const engine = { room: false, taken: [] as string[] };
+    const ticket = (id: string, priority: number, maxQueueMs = 5000): FlowTicket<Placed> => ({
+      priority,
+      tenant: "t",
+      cost: 100,
+      maxQueueMs,
+      gate: null,
+      fallbackOptions: [],
+      signal: new AbortController().signal,
+      place: () => {
+        if (!engine.room) return null;
+        engine.room = false;
+        engine.taken.push(id);
+        return { id };
+      },
+    });
+    return { sweep, long, batch, engine, ticket };
+  }
+
+  it("an opening that comes with time alone goes to the higher-priority pool, whichever queued first", async () => {
+    const { sweep, long, batch, engine, ticket } = shared();
+    // The batch request queued first: with a sweep timer per pool, its timer ran ahead and won.
+    const b = batch.admit(ticket("batch", 10));
+    await sleep(SWEEP_MS / 2);
+    const l = long.admit(ticket("long", 50));
+    assert.ok(b instanceof Promise && l instanceof Promise);
+    // Room appears without an event (a non-streaming request's assumed prefill ended, say).
+    engine.room = true;
+    assert.equal((await l).id, "long");
+    assert.deepEqual(engine.taken, ["long"]);
+    assert.equal(batch.depth, 1, "the batch request still waits");
+    engine.room = true;
+    assert.equal((await b).id, "batch");
+    sweep.stop();
+  });
+
+  it("a request does not go ahead of a rival pool's waiting one; it goes after the rival's turn", async () => {
+    const { sweep, long, batch, engine, ticket } = shared();
+    const l = long.admit(ticket("long", 50, 200));
+    assert.ok(l instanceof Promise);
+    engine.room = true;
+    const b = batch.admit(ticket("batch", 10));
+    assert.ok(b instanceof Promise, "queued behind the long-context pool's waiting request");
+    assert.equal((await l).id, "long", "the opening went to the rival at the sweep");
+    engine.room = true;
+    assert.equal((await b).id, "batch");
+    assert.deepEqual(engine.taken, ["long", "batch"]);
+    // Nothing of higher priority waits: a batch request goes at once.
+    engine.room = true;
+    const now = batch.admit(ticket("batch-2", 10));
+    assert.ok(!(now instanceof Promise));
+    sweep.stop();
+  });
+
+  it("a rival waiting for an engine this pool does not need costs this pool one sweep at most", async () => {
+    const { sweep, long, batch, engine, ticket } = shared();
+    // The long-context request waits for something only it needs (its place always misses).
+    const stuck = long.admit({ ...ticket("long", 50, 300), place: () => null });
+    engine.room = true;
+    const t0 = performance.now();
+    const b = batch.admit(ticket("batch", 10));
+    assert.ok(b instanceof Promise);
+    assert.equal((await b).id, "batch");
+    assert.ok(performance.now() - t0 < SWEEP_MS * 6, "placed at the next sweep, after the rival's turn");
+    await assert.rejects(
+      async () => stuck,
+      (e) => e instanceof GatewayError && e.code === "queue_timeout",
+    );
+    sweep.stop();
   });
 });

@@ -1,11 +1,14 @@
 // One pool's flow control: a request leaves the gateway only when an endpoint has room (saturation
 // bounds), in priority order with tenant fairness; otherwise it waits here, where order can still change,
-// until its maxQueueMs. A client that leaves while queued leaves the queue at once.
+// until its maxQueueMs. A client that leaves while queued leaves the queue at once. Pools sharing engines
+// keep their priority across pools: a request does not go ahead of a higher-priority pool's waiting one
+// (its rivals), and the queue sweep visits pools highest priority first.
 
 import type { PoolFlowSettings } from "../config/inference-pool.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { FairQueue, type QueueEntry } from "./fair-queue.js";
 import type { PauseGate } from "./pause-gate.js";
+import { QueueSweep } from "./queue-sweep.js";
 
 /** What one request asks of its pool's flow. */
 export interface FlowTicket<P> {
@@ -55,15 +58,14 @@ interface Waiter<P> {
 
 export type QueueOutcome = "dispatched" | "timed_out" | "cancelled" | "refused_full";
 
-/** While anything waits, the queue is re-examined at least this often (stale metrics turning fresh…). */
-const SWEEP_MS = 50;
-
 export class PoolFlow<P> {
   private readonly queue = new FairQueue<Waiter<P>>();
   private scheduled = false;
-  private sweep: NodeJS.Timeout | null = null;
   private pumping = false;
   private closed = false;
+  private readonly sweep: QueueSweep;
+  /** Pools of higher priority on engines this pool also uses (FlowControl.shareEngines). */
+  private readonly rivals: PoolFlow<P>[] = [];
   /** Requests that waited, and were dispatched / timed out / cancelled / refused as the queue was full. */
   readonly stats = { queued: 0, dispatched: 0, timedOut: 0, cancelled: 0, refusedFull: 0 };
 
@@ -71,7 +73,20 @@ export class PoolFlow<P> {
     readonly pool: string,
     readonly settings: PoolFlowSettings,
     private readonly onOutcome: (outcome: QueueOutcome) => void = () => {},
-  ) {}
+    /** The sweep shared by the gateway's pools; absent: one of its own. */
+    sweep?: QueueSweep,
+  ) {
+    if (sweep) this.sweep = sweep;
+    else {
+      this.sweep = new QueueSweep();
+      this.sweep.add(this);
+    }
+  }
+
+  /** `pool`, of higher priority, dispatches to some of the same engines. */
+  addRival(pool: PoolFlow<P>): void {
+    if (pool !== this && !this.rivals.includes(pool)) this.rivals.push(pool);
+  }
 
   get depth(): number {
     return this.queue.size;
@@ -82,9 +97,9 @@ export class PoolFlow<P> {
   }
 
   /**
-   * Places the request now when nothing of its band or above waits ahead of it and it is not paused;
-   * otherwise queues it. Resolves with the placement; rejects with `queue_full`, `queue_timeout`,
-   * `inference_queue_paused`, or the abort reason when the client leaves.
+   * Places the request now when nothing of its band or above waits ahead of it, here or in a rival pool,
+   * and it is not paused; otherwise queues it. Resolves with the placement; rejects with `queue_full`,
+   * `queue_timeout`, `inference_queue_paused`, or the abort reason when the client leaves.
    */
   admit(t: FlowTicket<P>): P | Promise<P> {
     if (!this.settings.enabled) {
@@ -93,11 +108,30 @@ export class PoolFlow<P> {
     } else if (!t.gate?.paused) {
       const head = this.queue.size === 0 ? null : this.queue.peek(eligible);
       if (head === null || head.priority < t.priority) {
+        if (this.rivalWaits(t.priority)) return this.wait(t, false);
         const p = t.place();
         if (p !== null) return p;
       }
     }
     return this.wait(t);
+  }
+
+  /** The highest priority waiting here and not paused, or null. */
+  headPriority(): number | null {
+    return this.queue.size === 0 ? null : (this.queue.peek(eligible)?.priority ?? null);
+  }
+
+  /**
+   * A rival pool has a request above `priority` waiting: this one queues behind it rather than take
+   * the engine capacity the rival waits for. It then goes at the next sweep or event, after the rival's
+   * turn, if there is room for it still (on engines the rival does not use, say).
+   */
+  private rivalWaits(priority: number): boolean {
+    for (const r of this.rivals) {
+      const h = r.headPriority();
+      if (h !== null && h > priority) return true;
+    }
+    return false;
   }
 
   /** Something changed (a lease released, a scrape landed, a pause lifted): look at the queue soon. */
@@ -120,10 +154,10 @@ export class PoolFlow<P> {
         new GatewayError("upstream_unavailable", reason, { route: this.pool, retryAfterSeconds: 1 }),
       );
     }
-    if (this.sweep) clearTimeout(this.sweep);
   }
 
-  private wait(t: FlowTicket<P>): Promise<P> {
+  /** Queues `t`; `look`: examine the queue at once (not when it waits behind a rival's turn). */
+  private wait(t: FlowTicket<P>, look = true): Promise<P> {
     if (this.closed) {
       return Promise.reject(new GatewayError("upstream_unavailable", "the gateway is shutting down"));
     }
@@ -152,8 +186,8 @@ export class PoolFlow<P> {
         reject(t.signal.reason);
       };
       t.signal.addEventListener("abort", w.abort, { once: true });
-      this.armSweep();
-      this.notify();
+      this.sweep.arm();
+      if (look) this.notify();
     });
   }
 
@@ -212,7 +246,7 @@ export class PoolFlow<P> {
    * Dispatches from the head while endpoints have room. A request that cannot go though the pool has room
    * (no endpoint for it now) is passed over for this round, so it does not hold up the ones behind it.
    */
-  private pump(): void {
+  pump(): void {
     if (this.pumping) return;
     this.pumping = true;
     let passed: Set<string> | null = null;
@@ -238,15 +272,6 @@ export class PoolFlow<P> {
     } finally {
       this.pumping = false;
     }
-  }
-
-  private armSweep(): void {
-    if (this.sweep) return;
-    this.sweep = setTimeout(() => {
-      this.sweep = null;
-      this.pump();
-      if (this.queue.size > 0) this.armSweep();
-    }, SWEEP_MS);
   }
 }
 

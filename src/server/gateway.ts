@@ -116,11 +116,8 @@ export class Gateway implements GatewayRuntime {
       });
     }
     // Freed capacity is offered to the pools sharing the endpoint in their route priority order.
-    const rank = poolPriorities(config);
     for (const [ep, names] of flowsOf) {
-      const flows = names
-        .sort((a, b) => (rank.get(b) ?? 0) - (rank.get(a) ?? 0))
-        .map((n) => this.flow.pools.get(n)!);
+      const flows = this.flow.shareEngines(names);
       ep.onCapacity = () => {
         for (const f of flows) f.notify();
       };
@@ -382,14 +379,6 @@ export class Gateway implements GatewayRuntime {
       m.tokenEstimateError.labels(s.model).set(s.p90RelativeError);
     }
   }
-}
-
-/** Each pool's highest priority under any model alias. */
-function poolPriorities(config: GatewayConfigSet): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const alias of config.route.aliases.values())
-    for (const p of alias.pools) out.set(p.name, Math.max(out.get(p.name) ?? 0, p.priority));
-  return out;
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<number> {
