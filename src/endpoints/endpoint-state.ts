@@ -268,12 +268,12 @@ export class EndpointState {
   }
 
   /**
-   * The prefill work ahead of a request sent now, in ms by the fit, without the lateness correction:
-   * what the predicted-wait bound admits by. Lateness ranks engines (avoid the one that is stuck) but
-   * would hold a whole pool back for one long prompt the fit under-predicts.
+   * How long the work already here delays a request sent now, in ms by the fit, without the lateness
+   * correction: what the predicted-wait bound admits by. Lateness ranks engines (avoid the one that is
+   * stuck) but would hold a whole pool back for one long prompt the fit under-predicts.
    */
   predictedWaitMs(now: number): number {
-    return this.prefill.fitTtftMs(0, now, this.freshWaiting(now));
+    return this.prefill.waitMs(now, this.freshWaiting(now));
   }
 
   /** The scraped waiting queue when the scrape is fresh; null otherwise. */

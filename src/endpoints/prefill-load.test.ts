@@ -43,6 +43,18 @@ describe("the prefill view's accounting", () => {
     assert.equal(load.held(), null);
   });
 
+  it("the wait is the queued prefill's: none on an idle or only decoding engine, the fit's share of a prompt", () => {
+    const load = new PrefillLoad({ prefillMsPerToken: 0.1, baseMs: 40 });
+    assert.equal(load.waitMs(0, null), 0, "the intercept (API server, one step) is not waiting");
+    const first = load.begin(3000, true, 0, null);
+    assert.ok(Math.abs(load.waitMs(0, null) - 300) < 1e-9, "3,000 tokens ahead at 0.1 ms each");
+    assert.ok(Math.abs(load.fitTtftMs(0, 0, null) - 340) < 1e-9, "the prediction keeps its intercept");
+    first.firstToken(300);
+    assert.equal(load.decoding, 1);
+    assert.equal(load.waitMs(300, null), 0, "a decoding sequence is not a queue to drain");
+    first.end(900);
+  });
+
   it("released before its first token (cancel, error, timeout): nothing held, nothing learned", () => {
     const load = new PrefillLoad();
     const c = load.begin(5000, true, 0, null);

@@ -146,6 +146,20 @@ export class PrefillLoad {
   }
 
   /**
+   * How long the prefill queued here delays a new request's first token, by the fit: its prediction for
+   * an empty prompt behind that prefill, less its prediction with none, at the same decode load. Only
+   * queued prefill drains faster for holding traffic back; the fit's intercept (the API server, a step)
+   * is not waiting, and its decode term, fitted from few first tokens, extrapolates: in support-incident's
+   * split pools it read two batch recomputes decoding on the long-context pod as a wait past the bound
+   * and held every long-context request until one of them ended (TTFT P90 ~1 s → 12.9 s).
+   */
+  waitMs(now: number, scrapedWaiting: number | null): number {
+    const d = this.decoding / 100;
+    const ahead = this.aheadTokens(now, scrapedWaiting) / 1000;
+    return ahead === 0 ? 0 : Math.max(0, this.predictAt(ahead, d) - this.predictAt(0, d));
+  }
+
+  /**
    * How far past its predicted TTFT the oldest stream still without a first token is. An engine that
    * queues requests for what the fit cannot see (its max_num_seqs reached, a KV cache full, an adapter
    * loading, a GPU slowing down) shows it here first: in noisy-neighbor, engine 1 held a dozen short
