@@ -7,12 +7,11 @@ export interface SaturationBounds {
   readonly maxWaiting: number;
   /**
    * Soft: the predicted wait for a first token on the endpoint (the prefill work the gateway sent it and
-   * it has not answered yet, at its learned rate) at which it is full; null: none. Sees a prefill backlog
-   * the scraped queue does not, at decision time rather than scrape time. Applies once the endpoint's
-   * TTFT fit has learned from its streams (a non-streaming request shows no first token). On by
-   * default: off, support-incident's original pods' live end-to-end P95 went from 4.2 to 8.5 s (batch
-   * prompts no longer held out of the engines); on, its split pools' long-context requests wait behind
-   * the long pods' batch prompts until their maxQueueMs (TTFT P90 ~1 s → 12.9 s).
+   * it has not answered yet, at its learned rate: PrefillLoad.waitMs) at which it is full; null: none.
+   * Sees a prefill backlog the scraped queue does not, at decision time rather than scrape time. Applies
+   * once the endpoint's TTFT fit has learned from its streams (a non-streaming request shows no first
+   * token). On by default: off, support-incident's original pods' live end-to-end P95 went from 4.2 to
+   * 8.5 s (batch prompts no longer held out of the engines).
    */
   readonly maxPredictedWaitMs: number | null;
   /** Soft: KV-cache use (0..1) at which the endpoint is full. */
