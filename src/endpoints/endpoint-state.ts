@@ -61,6 +61,8 @@ export interface EndpointStateOptions {
 const MAX_BACKOFF_MS = 30_000;
 
 export class EndpointState {
+  /** What this state was built from (a reload keeps the state while they are unchanged). */
+  readonly options: EndpointStateOptions;
   readonly pool: string;
   readonly name: string;
   /** Origin, e.g. `http://10.0.0.7:8000`. */
@@ -149,6 +151,7 @@ export class EndpointState {
   private readonly window = new ScrapeWindow();
 
   constructor(opts: EndpointStateOptions) {
+    this.options = opts;
     this.pool = opts.pool;
     this.name = opts.name;
     this.url = opts.url;
@@ -178,26 +181,33 @@ export class EndpointState {
     pool: InferencePoolConfig,
     opts: Pick<EndpointStateOptions, "metricsStalenessMs"> = {},
   ): EndpointState[] {
+    return EndpointState.optionsForPool(pool, opts).map((o) => new EndpointState(o));
+  }
+
+  /** What each of a pool's endpoints is built from (a reload keeps a state whose options are unchanged). */
+  static optionsForPool(
+    pool: InferencePoolConfig,
+    opts: Pick<EndpointStateOptions, "metricsStalenessMs"> = {},
+  ): EndpointStateOptions[] {
     return pool.endpoints.map(
-      (e) =>
-        new EndpointState({
-          ...opts,
-          pool: pool.name,
-          name: e.name,
-          url: e.url,
-          dialect: pool.engine,
-          metrics: pool.metrics,
-          health: pool.health,
-          models: pool.models,
-          model: pool.model,
-          modelVersion: e.modelVersion ?? pool.modelVersion,
-          upstreamKey: pool.upstreamAuth?.key ?? null,
-          ejection: pool.outlierDetection,
-          // A disabled breaker never opens: its threshold cannot be reached.
-          circuit: pool.circuitBreaker.enabled
-            ? pool.circuitBreaker
-            : { minRequests: Number.POSITIVE_INFINITY },
-        }),
+      (e): EndpointStateOptions => ({
+        ...opts,
+        pool: pool.name,
+        name: e.name,
+        url: e.url,
+        dialect: pool.engine,
+        metrics: pool.metrics,
+        health: pool.health,
+        models: pool.models,
+        model: pool.model,
+        modelVersion: e.modelVersion ?? pool.modelVersion,
+        upstreamKey: pool.upstreamAuth?.key ?? null,
+        ejection: pool.outlierDetection,
+        // A disabled breaker never opens: its threshold cannot be reached.
+        circuit: pool.circuitBreaker.enabled
+          ? pool.circuitBreaker
+          : { minRequests: Number.POSITIVE_INFINITY },
+      }),
     );
   }
 

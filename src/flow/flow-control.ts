@@ -27,20 +27,34 @@ export class FlowControl<P> {
   private timer: NodeJS.Timeout | null = null;
   /** Each pool's route priority (its highest under any alias). */
   private readonly rank: Map<string, number>;
-  private readonly sweep = new QueueSweep();
+  private readonly sweep: QueueSweep;
 
+  /**
+   * `previous`: the flow control a reload replaces. Pools that are still there keep their queue (the
+   * waiting requests keep their place) under their new settings; pause gates whose rule and condition
+   * are unchanged keep their state, and TTFT windows their samples; removed pools' waiting requests
+   * still go, or time out, as they would have.
+   */
   constructor(
     config: GatewayConfigSet,
     private readonly listeners: FlowListeners = {},
+    previous: FlowControl<P> | null = null,
   ) {
     this.rank = poolPriorities(config);
+    this.sweep = previous?.sweep ?? new QueueSweep();
     const byPriority = [...config.pools.values()].sort((a, b) => this.rankOf(b.name) - this.rankOf(a.name));
     for (const pool of byPriority) {
-      const onOutcome = (o: QueueOutcome) => listeners.onQueueOutcome?.(pool.name, o);
-      const flow = new PoolFlow<P>(pool.name, pool.flowControl, onOutcome, this.sweep);
+      let flow = previous?.pools.get(pool.name);
+      if (flow) flow.reconfigure(pool.flowControl);
+      else {
+        const onOutcome = (o: QueueOutcome) => listeners.onQueueOutcome?.(pool.name, o);
+        flow = new PoolFlow<P>(pool.name, pool.flowControl, onOutcome, this.sweep);
+      }
       this.pools.set(pool.name, flow);
-      this.sweep.add(flow);
     }
+    const retired = [...(previous?.pools.values() ?? [])].filter((f) => !this.pools.has(f.pool));
+    for (const f of retired) f.retired = true;
+    this.sweep.set([...this.pools.values(), ...retired.filter((f) => f.depth > 0)]);
     for (const rule of config.route.rules) {
       const when = rule.queuePolicy?.pauseWhen;
       if (!when) continue;
@@ -48,11 +62,18 @@ export class FlowControl<P> {
       const list = this.windows.get(when.pool) ?? [];
       let window = list.find((w) => w.windowMs === windowMs);
       if (!window) {
-        window = new LatencyWindow(windowMs);
+        window = previous?.windows.get(when.pool)?.find((w) => w.windowMs === windowMs);
+        window ??= new LatencyWindow(windowMs);
         list.push(window);
         this.windows.set(when.pool, list);
       }
-      this.gates.set(rule.name, new PauseGate(rule.name, rule.routeTo, when, window));
+      const kept = previous?.gates.get(rule.name);
+      const same =
+        kept !== undefined &&
+        kept.pool === rule.routeTo &&
+        JSON.stringify(kept.when) === JSON.stringify(when) &&
+        kept.watches(window);
+      this.gates.set(rule.name, same ? kept : new PauseGate(rule.name, rule.routeTo, when, window));
     }
   }
 
@@ -107,6 +128,12 @@ export class FlowControl<P> {
     if (this.gates.size === 0 || this.timer) return;
     this.timer = setInterval(() => this.evaluate(performance.now()), EVALUATE_MS);
     this.timer.unref();
+  }
+
+  /** A reload replaced this flow control: its gates stop being evaluated here; its queues live on. */
+  handOver(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 
   stop(reason = "the gateway is shutting down"): void {

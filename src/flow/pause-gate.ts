@@ -32,6 +32,11 @@ export class PauseGate {
     private readonly window: LatencyWindow,
   ) {}
 
+  /** Whether this gate reads `window` (a reload keeps a gate only with the window it had). */
+  watches(window: LatencyWindow): boolean {
+    return this.window === window;
+  }
+
   /** Re-reads the window; returns the transition when the state changed. */
   evaluate(now: number): PauseTransition | null {
     const w = this.when;

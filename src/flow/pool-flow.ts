@@ -69,9 +69,12 @@ export class PoolFlow<P> {
   /** Requests that waited, and were dispatched / timed out / cancelled / refused as the queue was full. */
   readonly stats = { queued: 0, dispatched: 0, timedOut: 0, cancelled: 0, refusedFull: 0 };
 
+  /** Removed by a reload: what waits here still goes (or times out), nothing new comes. */
+  retired = false;
+
   constructor(
     readonly pool: string,
-    readonly settings: PoolFlowSettings,
+    public settings: PoolFlowSettings,
     private readonly onOutcome: (outcome: QueueOutcome) => void = () => {},
     /** The sweep shared by the gateway's pools; absent: one of its own. */
     sweep?: QueueSweep,
@@ -81,6 +84,15 @@ export class PoolFlow<P> {
       this.sweep = new QueueSweep();
       this.sweep.add(this);
     }
+  }
+
+  /**
+   * A reload kept this pool: new settings for requests from now on, the waiting ones keep their place,
+   * and the rivals are named again (FlowControl.shareEngines).
+   */
+  reconfigure(settings: PoolFlowSettings): void {
+    this.settings = settings;
+    this.rivals.length = 0;
   }
 
   /** `pool`, of higher priority, dispatches to some of the same engines. */

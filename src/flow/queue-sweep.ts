@@ -12,18 +12,25 @@ export interface Sweepable {
   readonly depth: number;
   /** Dispatches from the head of the queue while endpoints have room. */
   pump(): void;
+  /** Removed by a reload: swept until its last waiting request has gone, then dropped. */
+  readonly retired?: boolean;
 }
 
 /** While anything waits, the queues are re-examined at least this often. */
 export const SWEEP_MS = 50;
 
 export class QueueSweep {
-  private readonly pools: Sweepable[] = [];
+  private pools: Sweepable[] = [];
   private timer: NodeJS.Timeout | null = null;
 
   /** Adds a pool; pools are swept in the order added (highest priority first). */
   add(pool: Sweepable): void {
     this.pools.push(pool);
+  }
+
+  /** The pools to sweep, in order (a reload's new set; retired pools still waiting among them). */
+  set(pools: readonly Sweepable[]): void {
+    this.pools = [...pools];
   }
 
   /** Something waits: make sure the sweep runs. */
@@ -44,6 +51,9 @@ export class QueueSweep {
       if (p.depth === 0) continue;
       p.pump();
       if (p.depth > 0) waiting = true;
+    }
+    if (this.pools.some((p) => p.retired && p.depth === 0)) {
+      this.pools = this.pools.filter((p) => !(p.retired && p.depth === 0));
     }
     if (waiting) this.arm();
   }

@@ -4,13 +4,14 @@
 // Whatever happens, counters are released and exactly one log line is written.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { GatewayConfigSet } from "../config/config-set.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { planRequest, type RequestPlan } from "../plan/request-plan.js";
 import type { ApiKind } from "../profile/request-profile.js";
 import { ClientGone } from "./client-gone.js";
 import { applyOutcome, type ForwardContext, forward, noEndpointError } from "./forward.js";
-import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
+import type { GatewayRuntime, Generation, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
 import { type PickAmong, pickerFor } from "./pick-request.js";
 import { readBody } from "./request-body.js";
@@ -94,7 +95,9 @@ async function serve(
   clientGone: ClientGone,
   live: Live,
 ): Promise<void> {
-  const config = gw.config;
+  // The generation in force now serves this request to its end, whatever a reload does meanwhile.
+  const gen = gw.generation;
+  const config = gen.config;
   rec.configVersion = config.version;
   // Identify before reading the body: an unknown caller does not get to upload 4 MiB first.
   const who = gw.identifier.identify(req.headers, req.socket.remoteAddress);
@@ -105,7 +108,7 @@ async function serve(
   );
   const { decision } = plan;
   gw.metrics.routeDecisions.labels(decision.pool, decision.reasonLabel).inc();
-  const pool = gw.pools.get(decision.pool);
+  const pool = gen.pools.get(decision.pool);
   if (!pool) throw noEndpointError(decision.pool, "it has no endpoints", null);
   const pickAmong = pickerFor(pool.picker, plan.pickRequest);
   const candidates = servingEndpoints(pool, plan);
@@ -116,14 +119,15 @@ async function serve(
     const pick = pickAmong(candidates);
     throw noEndpointError(decision.pool, pick.reason, pick.backupPool);
   }
-  const heartbeat = armHeartbeat(gw, res, rec, plan);
+  const heartbeat = armHeartbeat(config, res, rec, plan);
   live.heartbeat = heartbeat;
-  const placement = await queueForEndpoint(gw, plan, rec, candidates, pickAmong, clientGone);
+  const placement = await queueForEndpoint(gw, gen, plan, rec, candidates, pickAmong, clientGone);
   if (heartbeat) heartbeat.stage = "waiting for the first token";
   // A batch pause watching this pool hears of each streamed first token as it happens.
-  const watched = plan.profile.stream && gw.flow.watches(decision.pool);
+  const watched = plan.profile.stream && gen.flow.watches(decision.pool);
   const ctx: ForwardContext = {
     gw,
+    gen,
     pool,
     plan,
     rec,
@@ -132,7 +136,7 @@ async function serve(
     res,
     clientGone,
     upstreamHeaders: upstreamTraceHeaders(trace),
-    onFirstToken: watched ? () => gw.flow.observeTtft(decision.pool, performance.now() - rec.t0) : null,
+    onFirstToken: watched ? () => gen.flow.observeTtft(decision.pool, performance.now() - rec.t0) : null,
     beforeFirstWrite: heartbeat ? () => heartbeat.stop() : null,
     headersAlreadySent: () => heartbeat?.started ?? false,
   };
@@ -205,12 +209,12 @@ function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): readonly Endpoi
 }
 
 function armHeartbeat(
-  gw: GatewayRuntime,
+  config: GatewayConfigSet,
   res: ServerResponse,
   rec: RequestRecord,
   plan: RequestPlan,
 ): StreamHeartbeat | null {
-  const heartbeatMs = gw.config.gateway.streaming.heartbeatMs;
+  const heartbeatMs = config.gateway.streaming.heartbeatMs;
   if (!plan.profile.stream || heartbeatMs <= 0) return null;
   return new StreamHeartbeat(res, heartbeatMs, rec.t0, {
     "x-ai-route-pool": plan.decision.pool,
@@ -222,6 +226,7 @@ function armHeartbeat(
 /** Flow control: waits in the gateway's queue until a candidate endpoint is below its saturation bounds. */
 async function queueForEndpoint(
   gw: GatewayRuntime,
+  gen: Generation,
   plan: RequestPlan,
   rec: RequestRecord,
   candidates: readonly EndpointState[],
@@ -229,7 +234,7 @@ async function queueForEndpoint(
   clientGone: ClientGone,
 ): Promise<Placement> {
   const { decision } = plan;
-  const flow = gw.flow.pools.get(decision.pool)!;
+  const flow = gen.flow.pools.get(decision.pool)!;
   const admitted = flow.admit(
     new RequestTicket({
       priority: decision.priority,
@@ -237,7 +242,7 @@ async function queueForEndpoint(
       cost: plan.cost,
       work: decision.inputTokens,
       maxQueueMs: decision.maxQueueMs,
-      gate: gw.flow.gateFor(decision.rule),
+      gate: gen.flow.gateFor(decision.rule),
       fallbackOptions: decision.queuePolicy?.fallbackOptions ?? RETRY_LATER,
       endpoints: candidates,
       bounds: flow.settings,

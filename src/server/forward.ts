@@ -9,7 +9,7 @@ import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { RequestPlan } from "../plan/request-plan.js";
 import { type AttemptOutcome, attemptUpstream, type ClientGone } from "../proxy/upstream-attempt.js";
-import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
+import type { GatewayRuntime, Generation, Placement, PoolRuntime } from "./gateway-runtime.js";
 import type { PickAmong } from "./pick-request.js";
 import type { RequestRecord } from "./request-record.js";
 import { placeOn } from "./request-ticket.js";
@@ -31,6 +31,8 @@ export type ForwardOutcome =
 
 export interface ForwardContext {
   readonly gw: GatewayRuntime;
+  /** The generation the request arrived under. */
+  readonly gen: Generation;
   readonly pool: PoolRuntime;
   readonly plan: RequestPlan;
   readonly rec: RequestRecord;
@@ -66,8 +68,9 @@ async function attempts(
 ): Promise<ForwardOutcome> {
   const { gw, pool, plan, rec } = ctx;
   const { decision } = plan;
-  const timeouts = gw.config.gateway.timeouts;
-  const maxAttempts = Math.max(1, gw.config.gateway.retry.maxAttempts);
+  const settings = ctx.gen.config.gateway;
+  const timeouts = settings.timeouts;
+  const maxAttempts = Math.max(1, settings.retry.maxAttempts);
   const tried = new Set<EndpointState>();
   let placement = first;
   for (;;) {

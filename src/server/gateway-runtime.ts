@@ -39,7 +39,19 @@ export interface Placement {
   readonly pick: PickResult<EndpointState>;
 }
 
+/** A config and what was built from it; a reload swaps the whole of it (generation.ts). */
+export interface Generation {
+  readonly config: GatewayConfigSet;
+  readonly pools: ReadonlyMap<string, PoolRuntime>;
+  readonly flow: FlowControl<Placement>;
+  /** Every engine, once (pools that borrow share the owner's state), with the pools that use it. */
+  readonly engines: ReadonlyMap<EndpointState, readonly string[]>;
+}
+
 export interface GatewayRuntime {
+  /** The generation in force; a request reads it once, when it arrives, and keeps it. */
+  readonly generation: Generation;
+  /** The config, pools and flow of the generation in force. */
   readonly config: GatewayConfigSet;
   readonly pools: ReadonlyMap<string, PoolRuntime>;
   readonly metrics: GatewayMetrics;

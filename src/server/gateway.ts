@@ -7,20 +7,14 @@ import { Pool } from "undici";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
 import { AdapterLoader } from "../endpoints/adapter-loader.js";
-import { EndpointState } from "../endpoints/endpoint-state.js";
+import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { EndpointMonitor } from "../endpoints/scraper.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import { FlowControl } from "../flow/flow-control.js";
+import type { FlowControl, FlowListeners } from "../flow/flow-control.js";
 import type { PauseGate, PauseTransition } from "../flow/pause-gate.js";
-import {
-  buildPickerProfile,
-  createPrefixIndex,
-  sessionHeader,
-  syncIndexCapacity,
-} from "../picker/picker-profile.js";
+import { syncIndexCapacity } from "../picker/picker-profile.js";
 import type { ApiKind } from "../profile/request-profile.js";
 import { TokenCorrection } from "../profile/token-correction.js";
-import { RetryBudget } from "../proxy/retry-budget.js";
 import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
 import { ProcessMetrics } from "../telemetry/process-metrics.js";
@@ -28,6 +22,7 @@ import { RequestLog } from "../telemetry/request-log.js";
 import { routeAdmin, sendJson } from "./admin-routes.js";
 import { handleCompletion } from "./completion-handler.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
+import { buildGeneration, type EngineChanges, type Generation } from "./generation.js";
 import { Identifier } from "./identify.js";
 import { modelById, modelList } from "./model-list.js";
 import { wirePassiveHealth } from "./passive-health.js";
@@ -41,8 +36,8 @@ export interface GatewayOptions {
 }
 
 export class Gateway implements GatewayRuntime {
-  readonly config: GatewayConfigSet;
-  readonly pools = new Map<string, PoolRuntime>();
+  /** The generation in force: swapped whole by a reload (generation.ts). */
+  private gen: Generation;
   readonly metrics = new GatewayMetrics();
   readonly log: RequestLog;
   readonly identifier: Identifier;
@@ -51,7 +46,13 @@ export class Gateway implements GatewayRuntime {
     this.log.event("endpoint.adapter-registered", { pool: ep.pool, endpoint: ep.name, adapter }),
   );
   readonly monitor: EndpointMonitor;
-  readonly flow: FlowControl<Placement>;
+  private readonly flowListeners: FlowListeners = {
+    onTransition: (gate, t) => this.pauseChanged(gate, t),
+    onQueueOutcome: (pool, outcome) => this.metrics.queueOutcomes.labels(pool, outcome).inc(),
+  };
+  /** Engines a reload removed, draining until their last request ends. */
+  private readonly retiring = new Set<EndpointState>();
+  private retireTimer: NodeJS.Timeout | null = null;
   private readonly dispatchers = new Map<string, Pool>();
   private readonly server: http.Server;
   private readonly adminServer: http.Server | null;
@@ -78,7 +79,6 @@ export class Gateway implements GatewayRuntime {
   });
 
   constructor(config: GatewayConfigSet, opts: GatewayOptions = {}) {
-    this.config = config;
     this.opts = opts;
     const g = config.gateway;
     this.log = new RequestLog(opts.logDestination ?? g.logging.destination);
@@ -87,50 +87,10 @@ export class Gateway implements GatewayRuntime {
       g.auth,
       up && up.addresses.length > 0 ? trustedAddressList(up.addresses) : null,
     );
-    this.flow = new FlowControl<Placement>(config, {
-      onTransition: (gate, t) => this.pauseChanged(gate, t),
-      onQueueOutcome: (pool, outcome) => this.metrics.queueOutcomes.labels(pool, outcome).inc(),
-    });
-    // One state per engine: a pool that borrows another's endpoints (seed 004's batch pool borrowing the
-    // long-context pods) shares its in-flight counts and scrapes.
-    const byUrl = new Map<string, EndpointState>();
-    const flowsOf = new Map<EndpointState, string[]>();
-    for (const pool of config.pools.values()) {
-      const endpoints = EndpointState.forPool(pool).map((e) => byUrl.get(e.url) ?? e);
-      for (const e of endpoints) {
-        byUrl.set(e.url, e);
-        flowsOf.set(e, [...(flowsOf.get(e) ?? []), pool.name]);
-      }
-      const pickerConfig = config.pickers.get(pool.name)!;
-      const session = sessionHeader(pickerConfig);
-      this.pools.set(pool.name, {
-        name: pool.name,
-        endpoints,
-        retryBudget: new RetryBudget(g.retry.budgetPercent, g.retry.minRetryConcurrency),
-        picker: {
-          config: pickerConfig,
-          profile: buildPickerProfile(pickerConfig),
-          index: createPrefixIndex(pickerConfig),
-          sessionHeader: session ? session.toLowerCase() : null,
-        },
-      });
-    }
-    // Freed capacity is offered to the pools sharing the endpoint in their route priority order.
-    for (const [ep, names] of flowsOf) {
-      const flows = this.flow.shareEngines(names);
-      ep.onCapacity = () => {
-        for (const f of flows) f.notify();
-      };
-    }
-    const poolsOf = new Map([...flowsOf].map(([ep, names]) => [ep, names.map((n) => this.pools.get(n)!)]));
-    wirePassiveHealth(
-      poolsOf,
-      (pool) => config.pools.get(pool)?.outlierDetection.maxEjectionPercent ?? 50,
-      this.log,
-      this.metrics,
-    );
-    const all = [...byUrl.values()];
-    this.monitor = new EndpointMonitor(all, {
+    const built = buildGeneration(config, null, this.flowListeners);
+    this.gen = built.generation;
+    this.wire(this.gen);
+    this.monitor = new EndpointMonitor(this.gen.engines.keys(), {
       onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),
     });
     this.metrics.configInfo.labels(config.version).set(1);
@@ -143,6 +103,85 @@ export class Gateway implements GatewayRuntime {
     this.adminServer = g.admin.separate
       ? http.createServer((req, res) => routeAdmin(this, req, res, true))
       : null;
+  }
+
+  get generation(): Generation {
+    return this.gen;
+  }
+
+  get config(): GatewayConfigSet {
+    return this.gen.config;
+  }
+
+  get pools(): ReadonlyMap<string, PoolRuntime> {
+    return this.gen.pools;
+  }
+
+  get flow(): FlowControl<Placement> {
+    return this.gen.flow;
+  }
+
+  /**
+   * Wires a generation's engines: freed capacity offered to the pools sharing an engine in their route
+   * priority order, and what happens when an engine's requests fail (passive-health.ts).
+   */
+  private wire(gen: Generation): void {
+    for (const [ep, names] of gen.engines) {
+      const flows = gen.flow.shareEngines(names);
+      ep.onCapacity = () => {
+        for (const f of flows) f.notify();
+      };
+    }
+    const poolsOf = new Map([...gen.engines].map(([ep, names]) => [ep, names.map((n) => gen.pools.get(n)!)]));
+    wirePassiveHealth(
+      poolsOf,
+      (pool) => gen.config.pools.get(pool)?.outlierDetection.maxEjectionPercent ?? 50,
+      this.log,
+      this.metrics,
+    );
+  }
+
+  /**
+   * Puts `config` in force in one step: the next generation is built beside this one (reusing what did
+   * not change) and swapped in. Requests in flight finish under the generation they started with;
+   * queued requests of a pool still there keep their place; an engine no longer listed is drained — no
+   * new requests, the ones on it finish — and then leaves the monitor. Listener settings (ports, hosts)
+   * and the log destination take effect at the next start.
+   */
+  reload(config: GatewayConfigSet): EngineChanges {
+    const previous = this.gen;
+    const { generation, changes } = buildGeneration(config, previous, this.flowListeners);
+    for (const ep of changes.added) this.monitor.add(ep);
+    this.wire(generation);
+    this.gen = generation;
+    previous.flow.handOver();
+    generation.flow.start();
+    for (const ep of changes.removed) this.retire(ep);
+    this.metrics.configInfo.labels(previous.config.version).set(0);
+    this.metrics.configInfo.labels(config.version).set(1);
+    // Queued requests may fit where they did not (new bounds, new engines).
+    for (const f of generation.flow.pools.values()) f.notify();
+    return changes;
+  }
+
+  /** Drains an engine a reload removed; it leaves the monitor once nothing is in flight on it. */
+  private retire(ep: EndpointState): void {
+    ep.draining = true;
+    this.retiring.add(ep);
+    this.log.event("endpoint.draining", { pool: ep.pool, endpoint: ep.name, in_flight: ep.inflightRequests });
+    this.retireTimer ??= setInterval(() => {
+      for (const e of this.retiring) {
+        if (e.inflightRequests > 0) continue;
+        this.retiring.delete(e);
+        this.monitor.remove(e);
+        this.log.event("endpoint.removed", { pool: e.pool, endpoint: e.name });
+      }
+      if (this.retiring.size === 0 && this.retireTimer) {
+        clearInterval(this.retireTimer);
+        this.retireTimer = null;
+      }
+    }, 100);
+    this.retireTimer.unref();
   }
 
   get port(): number {
@@ -290,6 +329,7 @@ export class Gateway implements GatewayRuntime {
     this.loopDelay.stop();
     this.processMetrics.stop();
     if (this.capacityTimer) clearInterval(this.capacityTimer);
+    if (this.retireTimer) clearInterval(this.retireTimer);
     this.flow.stop();
     await this.monitor.stop();
     await Promise.all([close(this.server), this.adminServer ? close(this.adminServer) : Promise.resolve()]);
