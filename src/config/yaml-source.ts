@@ -37,38 +37,56 @@ export interface SourceSet {
 
 const YAML_FILE = /\.ya?ml$/i;
 
-/** Reads a file, or the *.yaml / *.yml files of a folder (not its subfolders) in name order. */
-export async function readYamlSources(path: string): Promise<SourceSet> {
-  let files: string[];
+/** A config's files as read from disk: path → text; unreadable ones as errors. */
+export interface ConfigTexts {
+  readonly files: Readonly<Record<string, string>>;
+  readonly errors: readonly ConfigError[];
+}
+
+/**
+ * Reads the texts of a file, or of the *.yaml / *.yml files of a folder (not its subfolders) in name
+ * order, keyed by their paths (`<folder>/<name>`), as a reload and `config apply` send them.
+ */
+export async function readConfigTexts(path: string): Promise<ConfigTexts> {
+  let names: string[];
   try {
     const st = await stat(path);
     if (st.isDirectory()) {
-      files = (await readdir(path))
+      names = (await readdir(path))
         .filter((n) => YAML_FILE.test(n))
         .sort()
         .map((n) => join(path, n));
-      if (files.length === 0) return failed(path, "folder has no *.yaml or *.yml files");
+      if (names.length === 0)
+        return { files: {}, errors: [at(path, 0, 0, "folder has no *.yaml or *.yml files")] };
     } else {
-      files = [path];
+      names = [path];
     }
   } catch (err) {
-    return failed(path, `cannot read: ${reason(err)}`);
+    return { files: {}, errors: [at(path, 0, 0, `cannot read: ${reason(err)}`)] };
   }
-  const documents: SourceDocument[] = [];
+  const files: Record<string, string> = {};
   const errors: ConfigError[] = [];
-  for (const file of files) {
-    let text: string;
+  for (const file of names) {
     try {
-      text = await readFile(file, "utf8");
+      files[file] = await readFile(file, "utf8");
     } catch (err) {
       errors.push(at(file, 0, 0, `cannot read: ${reason(err)}`));
-      continue;
     }
+  }
+  return { files, errors };
+}
+
+/** Reads a file, or the *.yaml / *.yml files of a folder (not its subfolders) in name order. */
+export async function readYamlSources(path: string): Promise<SourceSet> {
+  const read = await readConfigTexts(path);
+  const documents: SourceDocument[] = [];
+  const errors: ConfigError[] = [...read.errors];
+  for (const [file, text] of Object.entries(read.files)) {
     const parsed = parseYamlText(file, text);
     documents.push(...parsed.documents);
     errors.push(...parsed.errors);
   }
-  return { files, documents, errors };
+  return { files: Object.keys(read.files), documents, errors };
 }
 
 /** Parses one file's text into its non-empty documents. */
@@ -153,10 +171,6 @@ function start(node: Node | null | undefined, doc: Document): number {
 
 function at(file: string, line: number, column: number, message: string): ConfigError {
   return { file, line, column, path: formatPath([]), message };
-}
-
-function failed(path: string, message: string): SourceSet {
-  return { files: [], documents: [], errors: [at(path, 0, 0, message)] };
 }
 
 function reason(err: unknown): string {
