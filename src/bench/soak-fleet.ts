@@ -8,10 +8,10 @@ import { adminEndpoints, type EngineRef, procFdCount, procFdKinds, scrapeGateway
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the gateway routes to every engine; returns them by the gateway's names. */
-export async function routableEndpoints(gwUrl: string, urls: readonly string[]): Promise<EngineRef[]> {
+export async function routableEndpoints(adminUrl: string, urls: readonly string[]): Promise<EngineRef[]> {
   const until = performance.now() + 20_000;
   for (;;) {
-    const eps = await adminEndpoints(gwUrl).catch(() => []);
+    const eps = await adminEndpoints(adminUrl).catch(() => []);
     if (eps.length === urls.length && eps.every((e) => e.routable))
       return urls.map((u) => {
         const e = eps.find((x) => x.url === u);
@@ -41,9 +41,9 @@ export async function postFault(engineUrl: string, fault: Record<string, unknown
 }
 
 /** What stays counted once the load stopped: the in-flight gauge, each endpoint's lease count, the queues. */
-export async function endState(gwUrl: string, pid: number, settleMs: number): Promise<EndState> {
-  const metrics = await scrapeGateway(gwUrl).catch(() => null);
-  const eps = await adminEndpoints(gwUrl).catch(() => null);
+export async function endState(adminUrl: string, pid: number, settleMs: number): Promise<EndState> {
+  const metrics = await scrapeGateway(adminUrl).catch(() => null);
+  const eps = await adminEndpoints(adminUrl).catch(() => null);
   return {
     settle_ms: settleMs,
     inflight_metric: metrics?.inflight ?? null,

@@ -96,9 +96,13 @@ interface AdminEndpoint {
   inflight: { requests: number; tokens: number };
 }
 
-/** GET /admin/endpoints, flattened over pools. */
-export async function adminEndpoints(gatewayUrl: string, agent?: Agent): Promise<AdminEndpoint[]> {
-  const res = await request(`${gatewayUrl}/admin/endpoints`, {
+/** The admin token the soak gives its gateway (TOKENGATE_ADMIN_TOKEN), to read /admin/endpoints with. */
+export const SOAK_ADMIN_TOKEN = "soak-admin-token-0123456789";
+
+/** GET /admin/endpoints on the gateway's admin listener, flattened over pools. */
+export async function adminEndpoints(adminUrl: string, agent?: Agent): Promise<AdminEndpoint[]> {
+  const res = await request(`${adminUrl}/admin/endpoints`, {
+    headers: { authorization: `Bearer ${SOAK_ADMIN_TOKEN}` },
     dispatcher: agent,
     headersTimeout: 2000,
     bodyTimeout: 2000,

@@ -37,6 +37,7 @@ import {
   procFdCount,
   procRssBytes,
   readProbe,
+  SOAK_ADMIN_TOKEN,
 } from "./soak-watch.js";
 import { SOAK_MIX, soakWorkload } from "./soak-workload.js";
 import { percentile, round } from "./stats.js";
@@ -130,12 +131,17 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       15_000,
       {
         nodeArgs: ["--expose-gc", "--import", PROBE],
-        env: { TOKENGATE_SOAK_PROBE: probeFile, TOKENGATE_SOAK_PROBE_MS: String(sampleMs) },
+        env: {
+          TOKENGATE_SOAK_PROBE: probeFile,
+          TOKENGATE_SOAK_PROBE_MS: String(sampleMs),
+          TOKENGATE_ADMIN_TOKEN: SOAK_ADMIN_TOKEN,
+        },
       },
     );
     children.push(gw);
     const gwUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
-    const engines = await routableEndpoints(gwUrl, urls);
+    const adminUrl = /metrics at (http:\/\/[\d.]+:\d+)\/metrics/.exec(gw.output())![1]!;
+    const engines = await routableEndpoints(adminUrl, urls);
     log(
       `${REPLICAS} × ${PROFILE} (${engines.map((e) => e.name).join(", ")}), gateway pid ${gw.pid}, ${minutes} min at ${rate} req/s`,
     );
@@ -143,8 +149,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const timeline = new FleetTimeline(engines.map((e) => e.name));
     const origin = performance.now();
     const fleet = new FleetWatch(engines, timeline, origin);
-    const view = new GatewayView(gwUrl, origin);
-    const sampler = new GatewaySampler(gw.pid, gwUrl, probeFile, origin, sampleMs);
+    const view = new GatewayView(adminUrl, origin);
+    const sampler = new GatewaySampler(gw.pid, adminUrl, probeFile, origin, sampleMs);
     const engineSampler = new EngineSampler(
       engines.map((e) => ({ name: e.name, group: "soak", url: e.url })),
       2000,
@@ -220,7 +226,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     log(`load done: ${run.results.length} requests; settling ${SETTLE_MS} ms`);
     await agent.close();
     await sleep(SETTLE_MS);
-    const end = await endState(gwUrl, gw.pid, SETTLE_MS);
+    const end = await endState(adminUrl, gw.pid, SETTLE_MS);
     const settledRss = procRssBytes(gw.pid);
     await sampler.sample();
     // Idle keep-alive connections close after 60 s (the gateway's upstream pools) and 65 s (its

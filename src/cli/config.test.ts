@@ -37,7 +37,7 @@ describe("tokengate config validate", () => {
       ),
       r.out,
     );
-    assert.ok(lines.includes("gateway: listen 127.0.0.1:8080, metrics/admin on same listener"), r.out);
+    assert.ok(lines.includes("gateway: listen 127.0.0.1:8080, metrics/admin on 127.0.0.1:9090"), r.out);
   });
 
   it("prints every error with file:line:col and YAML path, and exits 1", async () => {

@@ -136,9 +136,10 @@ describe("tokengate gateway's request log file", () => {
     assert.deepEqual(logged.sort(), ids.sort());
   });
 
-  it("keeps every request's line on SIGHUP, and still dies of it", async () => {
-    const { end, logged, ids } = await crash("sighup");
-    assert.deepEqual(end, { code: null, signal: "SIGHUP" });
+  it("SIGHUP reloads the config and does not end the gateway; every request's line is kept", async () => {
+    const { end, logged, ids, output } = await crash("sighup");
+    assert.deepEqual(end, { code: 0, signal: null }, output);
+    assert.doesNotMatch(output, /reload \(sighup\) refused/);
     assert.deepEqual(logged.sort(), ids.sort());
   });
 

@@ -1,4 +1,5 @@
 // `tokengate route explain`: shows which pool a request would go to and why, without sending anything.
+
 import { readFile } from "node:fs/promises";
 import { formatConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/loader.js";
@@ -7,6 +8,7 @@ import { planSummary } from "../plan/plan-summary.js";
 import { planRequest, type RequestPlan, RouteRefusal } from "../plan/request-plan.js";
 import type { ChatMessageLike } from "../profile/token-estimate.js";
 import type { RouteDecision } from "../route/route-decision.js";
+import { adminTarget } from "./admin-client.js";
 import { type CommandOutput, intFlag, parseFlags, processOutput, UsageError, usageFailure } from "./args.js";
 
 export const ROUTE_USAGE = `Usage: tokengate route explain --config <path> --task <task> --input-tokens <n> [options]
@@ -29,8 +31,9 @@ Options:
   --header "name: value" another request header (e.g. a stickyBy header); repeatable
   --json                 print the decision (or the error) as JSON
 
-With --gateway, the running gateway answers instead (POST /admin/explain): the route decision and the
-endpoint picker's filters, top scores and mode against the live pool, still without sending the request.
+With --gateway <admin URL>, the running gateway answers instead (POST /admin/explain): the route decision
+and the endpoint picker's filters, top scores and mode against the live pool, still without sending the
+request. The admin token: --token-file <file>, else $TOKENGATE_ADMIN_TOKEN, else ./.tokengate/admin-token.
 Exit status: 0 routed, 1 rejected, invalid config or no answer from --gateway, 2 usage.
 `;
 
@@ -44,7 +47,16 @@ async function explainLive(argv: string[], io: CommandOutput): Promise<number> {
   } catch (err) {
     return usageFailure("route", err, ROUTE_USAGE, io);
   }
-  const headers: Record<string, string> = { "content-type": "application/json" };
+  let token: string;
+  try {
+    token = adminTarget({ admin: values.gateway, tokenFile: values["token-file"] }).token;
+  } catch (err) {
+    return usageFailure("route", err, ROUTE_USAGE, io);
+  }
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    authorization: `Bearer ${token}`,
+  };
   if (values.task) headers["x-ai-task"] = values.task;
   if (values.class) headers["x-ai-request-class"] = values.class;
   let res: Response;
@@ -71,6 +83,7 @@ function readLiveArgs(argv: string[]) {
     allowPositionals: true,
     options: {
       gateway: { type: "string" },
+      "token-file": { type: "string" },
       request: { type: "string" },
       task: { type: "string" },
       class: { type: "string" },

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { loadFleetFile, startFleet } from "../sim/fleet.js";
 import { parseFlags, UsageError, usageFailure } from "./args.js";
-import { startGateway } from "./gateway.js";
+import { startGateway, stateDirOf } from "./gateway.js";
 import { describeFleet, waitForSignal } from "./sim.js";
 
 export const START_USAGE = `Usage: tokengate start [dir]
@@ -51,11 +51,22 @@ export async function runStartCommand(argv: string[]): Promise<number> {
       `Why it went there, without sending anything:\n` +
       `  npx tokengate route explain --config ${dir} --task live_ticket_summary --input-tokens 2864\n\n` +
       `Metrics:   ${gw.adminUrl}/metrics   (engines: ${fleet.replicas[0]!.url}/metrics)\n` +
-      `Endpoints: ${gw.adminUrl}/admin/endpoints\n` +
+      `Endpoints: curl -s ${gw.adminUrl}/admin/endpoints -H "authorization: Bearer ${adminTokenHint(gw, dir)}"\n` +
+      `Config:    npx tokengate config history   (apply, diff, rollback: npx tokengate config --help)\n` +
       `Logs: one JSON line per request on stdout (this terminal). Stop with Ctrl-C.\n`,
   );
   await waitForSignal();
   await gw.stop();
   await fleet.stop();
   return 0;
+}
+
+/** How the admin token is written in the printed commands: the file it was put in, or its variable. */
+function adminTokenHint(
+  gw: { adminTokenGenerated: boolean; config: { gateway: { admin: { tokenEnv: string } } } },
+  dir: string,
+): string {
+  return gw.adminTokenGenerated
+    ? `$(cat ${stateDirOf(dir)}/admin-token)`
+    : `$${gw.config.gateway.admin.tokenEnv}`;
 }

@@ -29,10 +29,16 @@ function errors(r: LoadResult): string[] {
 
 describe("GatewayConfig", () => {
   it("defaults everything when the document is absent", () => {
-    const r = loadConfigTexts({ "base.yaml": BASE });
+    const r = loadConfigTexts({ "base.yaml": BASE }, { env: {} });
     assert.ok(r.ok);
     assert.deepEqual(r.config.gateway, DEFAULT_GATEWAY_SETTINGS);
-    assert.deepEqual(r.config.gateway.admin, { host: "0.0.0.0", port: 8080, separate: false });
+    assert.deepEqual(r.config.gateway.admin, {
+      host: "127.0.0.1",
+      port: 9090,
+      separate: true,
+      token: null,
+      tokenEnv: "TOKENGATE_ADMIN_TOKEN",
+    });
   });
 
   it("keeps only SHA-256 hashes of API keys and maps them to tenants", () => {
@@ -119,7 +125,8 @@ spec:
   });
 
   it("puts the admin listener on its own port only when asked, and checks timeouts against the total", () => {
-    const r = load(`  listen: { port: 0 }
+    const r = load(
+      `  listen: { port: 0 }
   admin: { host: 127.0.0.1, port: 9090 }
   limits: { maxBodyBytes: 1048576 }
   timeouts: { firstByteMs: 120000, totalMs: 900000 }
@@ -127,20 +134,36 @@ spec:
   streaming: { heartbeatMs: 15000 }
   shutdown: { drainMs: 0 }
   logging: { prompts: true, destination: /var/log/tokengate.log }
-`);
+`,
+      { env: {} },
+    );
     assert.ok(r.ok, errors(r).join("\n"));
     const g = r.config.gateway;
     assert.deepEqual(g.listen, { host: "0.0.0.0", port: 0 });
-    assert.deepEqual(g.admin, { host: "127.0.0.1", port: 9090, separate: true });
+    assert.deepEqual(g.admin, {
+      host: "127.0.0.1",
+      port: 9090,
+      separate: true,
+      token: null,
+      tokenEnv: "TOKENGATE_ADMIN_TOKEN",
+    });
     assert.deepEqual(g.timeouts, { connectMs: 2000, firstByteMs: 120000, idleMs: 30000, totalMs: 900000 });
     assert.deepEqual(g.retry, { maxAttempts: 1, budgetPercent: 0, minRetryConcurrency: 3 });
     assert.deepEqual(g.limits, { maxBodyBytes: 1048576, bodyReadMs: 60000 });
     assert.deepEqual(g.streaming, { heartbeatMs: 15000 });
     assert.deepEqual(g.shutdown, { drainMs: 0 });
     assert.deepEqual(g.logging, { prompts: true, destination: "/var/log/tokengate.log" });
-    const ephemeral = load("  listen: { port: 0 }\n  admin: { port: 0 }\n");
+    const ephemeral = load("  listen: { port: 0 }\n");
     assert.ok(ephemeral.ok);
-    assert.deepEqual(ephemeral.config.gateway.admin, { host: "0.0.0.0", port: 0, separate: true });
+    assert.equal(
+      ephemeral.config.gateway.admin.port,
+      0,
+      "a test gateway's admin listener: its own free port",
+    );
+    assert.equal(ephemeral.config.gateway.admin.separate, true);
+    const shared = load("  listen: { host: 127.0.0.1, port: 8080 }\n  admin: { port: 8080 }\n");
+    assert.ok(shared.ok);
+    assert.equal(shared.config.gateway.admin.separate, false, "the same host and port: one listener");
     assert.deepEqual(
       errors(
         load(`  listen: { port: 8080 }
@@ -153,7 +176,7 @@ spec:
 `),
       ),
       [
-        "spec.admin.port: equals listen.port on another host; omit admin to share the main listener",
+        "spec.admin.port: equals listen.port on another host; give admin the same host to share the listener",
         "spec.limits.bodyReadMs: must be >= 100, got 50",
         "spec.timeouts.idleMs: is 700000, longer than totalMs (600000)",
         "spec.retry.maxAttempts: must be a positive integer, got 0",
@@ -161,6 +184,30 @@ spec:
         'spec.logging.prompt: unknown field "prompt" (did you mean "prompts"?)',
       ],
     );
+  });
+
+  it("takes the admin token from admin.token or the variable admin.tokenEnv names, never shorter than 16", () => {
+    const literal = load("  admin: { token: an-admin-token-of-32-characters! }\n", { env: {} });
+    assert.ok(literal.ok);
+    assert.equal(literal.config.gateway.admin.token?.reveal(), "an-admin-token-of-32-characters!");
+    assert.equal(JSON.stringify(literal.config.gateway.admin.token), '"[redacted]"');
+    const fromEnv = load("  admin: { tokenEnv: MY_ADMIN_TOKEN }\n", {
+      env: { MY_ADMIN_TOKEN: "sixteen-chars-or-more" },
+    });
+    assert.ok(fromEnv.ok);
+    assert.equal(fromEnv.config.gateway.admin.token?.reveal(), "sixteen-chars-or-more");
+    const noDoc = loadConfigTexts(
+      { "base.yaml": BASE },
+      { env: { TOKENGATE_ADMIN_TOKEN: "sixteen-chars-or-more" } },
+    );
+    assert.ok(noDoc.ok);
+    assert.equal(noDoc.config.gateway.admin.token?.reveal(), "sixteen-chars-or-more");
+    assert.deepEqual(errors(load("  admin: { token: short }\n", { env: {} })), [
+      "spec.admin.token: must be at least 16 characters",
+    ]);
+    assert.deepEqual(errors(load("  admin: { port: 9091 }\n", { env: { TOKENGATE_ADMIN_TOKEN: "short" } })), [
+      "spec.admin.tokenEnv: environment variable TOKENGATE_ADMIN_TOKEN must hold at least 16 characters",
+    ]);
   });
 
   it("parses addresses strictly", () => {

@@ -6,6 +6,7 @@ import { deepFreeze } from "./deep-freeze.js";
 import type { Envelope } from "./envelope.js";
 import type { IssueList } from "./errors.js";
 import { FieldReader, quoted } from "./fields.js";
+import { Secret } from "./secret.js";
 
 export interface ListenAddress {
   readonly host: string;
@@ -16,6 +17,13 @@ export interface ListenAddress {
 /** The metrics/admin listener. `separate: false` means it is served on the main listener. */
 export interface AdminListener extends ListenAddress {
   readonly separate: boolean;
+  /**
+   * The bearer token every /admin/* request must carry: `token`, or the variable `tokenEnv` names
+   * (default TOKENGATE_ADMIN_TOKEN); null when neither is set, and then the gateway makes one at start
+   * (`tokengate gateway` writes it to a file only its user can read and says where).
+   */
+  readonly token: Secret | null;
+  readonly tokenEnv: string;
 }
 
 export interface ApiKeyEntry {
@@ -114,9 +122,14 @@ export interface GatewaySettings {
   };
 }
 
+/** The variable the admin token is read from unless `admin.tokenEnv` names another. */
+export const ADMIN_TOKEN_ENV = "TOKENGATE_ADMIN_TOKEN";
+/** The admin listener's port unless `admin.port` says (0, its own free port, when `listen.port` is 0). */
+export const ADMIN_PORT = 9090;
+
 export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   listen: { host: "0.0.0.0", port: 8080 },
-  admin: { host: "0.0.0.0", port: 8080, separate: false },
+  admin: { host: "127.0.0.1", port: 9090, separate: true, token: null, tokenEnv: ADMIN_TOKEN_ENV },
   auth: { apiKeys: [], trustedUpstreams: null, allowAnonymous: false, defaultTenant: "anonymous" },
   limits: { maxBodyBytes: 4 * 1024 * 1024, bodyReadMs: 60_000 },
   timeouts: { connectMs: 2_000, firstByteMs: 60_000, idleMs: 30_000, totalMs: 600_000 },
@@ -125,6 +138,13 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   shutdown: { drainMs: 25_000 },
   logging: { prompts: false, destination: "stdout" },
 });
+
+/** The settings of a config without a GatewayConfig document: the defaults, and an admin token from the environment. */
+export function defaultGatewaySettings(options: EnvOptions = {}): GatewaySettings {
+  const d = DEFAULT_GATEWAY_SETTINGS;
+  const token = envSecret((options.env ?? process.env)[ADMIN_TOKEN_ENV]);
+  return token === null ? d : { ...d, admin: { ...d.admin, token } };
+}
 
 export interface EnvOptions {
   /** Where `*Env` fields are read; default `process.env`. */
@@ -148,7 +168,7 @@ export function parseGatewaySettings(
 ): GatewaySettings {
   const d = DEFAULT_GATEWAY_SETTINGS;
   const spec = env.spec;
-  if (!spec) return d;
+  if (!spec) return defaultGatewaySettings(options);
   const l = spec.map("listen");
   const listen = {
     host: l?.string("host", { pattern: HOST, patternHint: "a hostname or IP address" }) ?? d.listen.host,
@@ -157,15 +177,31 @@ export function parseGatewaySettings(
   l?.done();
   const a = spec.map("admin");
   const adminHost =
-    a?.string("host", { pattern: HOST, patternHint: "a hostname or IP address" }) ?? listen.host;
-  const adminPort = a?.int("port", PORT) ?? listen.port;
+    a?.string("host", { pattern: HOST, patternHint: "a hostname or IP address" }) ?? d.admin.host;
+  const adminPort = a?.int("port", PORT) ?? (listen.port === 0 ? 0 : d.admin.port);
+  const literalToken = a?.string("token") ?? null;
+  if (a && literalToken !== null && literalToken.length < 16) {
+    issues.error(a.at("token"), "must be at least 16 characters");
+  }
+  const tokenEnv =
+    a?.string("tokenEnv", { pattern: ENV_NAME, patternHint: "an environment variable name" }) ??
+    ADMIN_TOKEN_ENV;
   a?.done();
-  // An explicit admin port 0 asks for its own ephemeral listener (tests), even when listen.port is 0 too.
-  const separate =
-    a !== null &&
-    (adminHost !== listen.host || adminPort !== listen.port || (a.has("port") && adminPort === 0));
+  // The same host and port as the public listener share it; port 0 is always a listener of its own.
+  const separate = adminHost !== listen.host || adminPort !== listen.port || adminPort === 0;
   if (a && separate && adminPort === listen.port && adminPort !== 0) {
-    issues.error(a.at("port"), "equals listen.port on another host; omit admin to share the main listener");
+    issues.error(
+      a.at("port"),
+      "equals listen.port on another host; give admin the same host to share the listener",
+    );
+  }
+  const envToken = (options.env ?? process.env)[tokenEnv];
+  const token = literalToken !== null ? new Secret(literalToken) : envSecret(envToken);
+  if (literalToken === null && envToken !== undefined && envToken.length < 16) {
+    issues.error(
+      a?.at("tokenEnv") ?? spec.at("admin"),
+      `environment variable ${tokenEnv} must hold at least 16 characters`,
+    );
   }
   const auth = parseAuth(spec, issues, options);
   const lim = spec.map("limits");
@@ -198,7 +234,7 @@ export function parseGatewaySettings(
   spec.done();
   return {
     listen,
-    admin: { host: adminHost, port: adminPort, separate },
+    admin: { host: adminHost, port: adminPort, separate, token, tokenEnv },
     auth,
     limits: { maxBodyBytes, bodyReadMs },
     timeouts,
@@ -207,6 +243,11 @@ export function parseGatewaySettings(
     shutdown: { drainMs },
     logging,
   };
+}
+
+/** An admin token from the environment: at least 16 characters, else none (the error is reported). */
+function envSecret(value: string | undefined): Secret | null {
+  return value !== undefined && value.length >= 16 ? new Secret(value) : null;
 }
 
 function parseTimeouts(spec: FieldReader, issues: IssueList): GatewaySettings["timeouts"] {

@@ -7,7 +7,7 @@ import { type ConfigKind, type Envelope, readEnvelope, skippedKind } from "./env
 import { type ConfigError, type ConfigIssue, formatPath, IssueList } from "./errors.js";
 import { isPlainMap } from "./fields.js";
 import {
-  DEFAULT_GATEWAY_SETTINGS,
+  defaultGatewaySettings,
   type EnvOptions,
   type GatewaySettings,
   parseGatewaySettings,
@@ -142,7 +142,7 @@ function validateSources(sources: SourceSet, root: string, options: LoadOptions)
     }
   }
 
-  let gateway: GatewaySettings = DEFAULT_GATEWAY_SETTINGS;
+  let gateway: GatewaySettings = defaultGatewaySettings(options);
   get("GatewayConfig").forEach((g, i) => {
     if (i > 0) g.issues.error([], "only one GatewayConfig is allowed");
     const parsed = parseGatewaySettings(g.env, g.issues, options);

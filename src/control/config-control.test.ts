@@ -53,7 +53,9 @@ class Target {
 
 async function started(w: ReturnType<typeof workspace>) {
   const history = new ConfigHistory(w.db);
-  const control = new ConfigControl(history, w.conf, { env: { TOKENGATE_UPSTREAM_SECRET: "a-test-secret-of-32-characters!!" } });
+  const control = new ConfigControl(history, w.conf, {
+    env: { TOKENGATE_UPSTREAM_SECRET: "a-test-secret-of-32-characters!!" },
+  });
   const first = await control.initial();
   assert.ok(first.ok, JSON.stringify(first));
   const target = new Target(first.config);

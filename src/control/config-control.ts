@@ -32,8 +32,12 @@ export interface Reloadable {
 export interface ChangeRefused {
   readonly ok: false;
   readonly status: 400 | 404 | 409 | 422;
-  /** config_invalid, config_conflict, version_exists, version_not_found */
-  readonly code: string;
+  readonly code:
+    | "config_invalid"
+    | "config_conflict"
+    | "version_exists"
+    | "version_not_found"
+    | "reload_without_source";
   readonly message: string;
   /** Every validation error (config_invalid). */
   readonly errors?: readonly ConfigError[];
@@ -77,6 +81,8 @@ export class ConfigControl {
     /** The file or folder the gateway was started from; null: API only. */
     readonly source: string | null,
     private readonly loadOptions: LoadOptions = {},
+    /** Audit events: `config.applied` (who, what, old and new version) and `config.refused`. */
+    private readonly audit: (event: string, fields: Record<string, unknown>) => void = () => {},
   ) {}
 
   /** The gateway changes go to, once it runs. */
@@ -125,7 +131,11 @@ export class ConfigControl {
   reloadFromSource(actor: string): Promise<ChangeResult> {
     return this.serial(async () => {
       if (this.source === null) {
-        return refused(400, "no_source", "the gateway was not started from a config file or folder");
+        return refused(
+          400,
+          "reload_without_source",
+          "the gateway was not started from a config file or folder",
+        );
       }
       const read = await readConfigTexts(this.source);
       if (read.errors.length > 0) return invalid(read.errors);
@@ -134,7 +144,19 @@ export class ConfigControl {
   }
 
   private serial(fn: () => ChangeResult | Promise<ChangeResult>): Promise<ChangeResult> {
-    const run = this.chain.then(fn, fn);
+    const audited = async () => {
+      const r = await fn();
+      if (!r.ok) {
+        this.audit("config.refused", {
+          code: r.code,
+          message: r.message,
+          errors: r.errors?.length ?? 0,
+          current: this.target?.config.version ?? null,
+        });
+      }
+      return r;
+    };
+    const run = this.chain.then(audited, audited);
     this.chain = run.catch(() => {});
     return run;
   }
@@ -173,6 +195,14 @@ export class ConfigControl {
     }
     if (process.env[CRASH_ENV] === "after-history") process.kill(process.pid, "SIGKILL");
     this.target?.reload(config);
+    this.audit("config.applied", {
+      version: act.version,
+      replaced: act.replaced,
+      action: act.action,
+      actor: act.actor,
+      note: act.note,
+      forced: act.forced,
+    });
     return { ok: true, act, config, unchanged: false };
   }
 
@@ -191,7 +221,11 @@ export class ConfigControl {
   }
 }
 
-function refused(status: ChangeRefused["status"], code: string, message: string): ChangeRefused {
+function refused(
+  status: ChangeRefused["status"],
+  code: ChangeRefused["code"],
+  message: string,
+): ChangeRefused {
   return { ok: false, status, code, message };
 }
 

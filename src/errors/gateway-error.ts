@@ -27,6 +27,12 @@ export type GatewayErrorCode =
   | "gateway_shutdown"
   | "not_found"
   | "method_not_allowed"
+  | "admin_unauthorized"
+  | "config_invalid"
+  | "config_conflict"
+  | "version_exists"
+  | "version_not_found"
+  | "reload_without_source"
   | "internal_error";
 
 const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
@@ -53,6 +59,12 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   gateway_shutdown: { status: 503, type: "service_unavailable_error" },
   not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },
+  admin_unauthorized: { status: 401, type: "authentication_error" },
+  config_invalid: { status: 422, type: "invalid_request_error" },
+  config_conflict: { status: 409, type: "invalid_request_error" },
+  version_exists: { status: 409, type: "invalid_request_error" },
+  version_not_found: { status: 404, type: "invalid_request_error" },
+  reload_without_source: { status: 400, type: "invalid_request_error" },
   internal_error: { status: 500, type: "server_error" },
 };
 
@@ -63,6 +75,8 @@ export interface GatewayErrorOptions {
   fallbackOptions?: readonly string[];
   /** Overrides the catalogue status (e.g. an engine's 4xx passed on). */
   status?: number;
+  /** More fields of the error object (a rejected config's `errors`, the `current_version`). */
+  details?: Readonly<Record<string, unknown>>;
 }
 
 export class GatewayError extends Error {
@@ -73,6 +87,7 @@ export class GatewayError extends Error {
   readonly retryAfterSeconds: number | null;
   readonly route: string | null;
   readonly fallbackOptions: readonly string[];
+  readonly details: Readonly<Record<string, unknown>> | null;
 
   constructor(code: GatewayErrorCode, message: string, opts: GatewayErrorOptions = {}) {
     super(message);
@@ -84,6 +99,7 @@ export class GatewayError extends Error {
     this.retryAfterSeconds = opts.retryAfterSeconds ?? null;
     this.route = opts.route ?? null;
     this.fallbackOptions = opts.fallbackOptions ?? [];
+    this.details = opts.details ?? null;
   }
 
   /** The response body: `{"error": {...}}`. */
@@ -98,6 +114,7 @@ export class GatewayError extends Error {
         route: this.route,
         fallback_options: this.fallbackOptions,
         trace_id: traceId,
+        ...this.details,
       },
     });
   }

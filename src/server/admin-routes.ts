@@ -1,11 +1,16 @@
 // The gateway's admin surface: liveness, readiness (503 while draining or while a pool has no routable
-// endpoint), Prometheus metrics, endpoint snapshots, the loaded config, and /admin/explain. Served on
-// the main listener, or on its own when GatewayConfig sets admin.port.
+// endpoint), Prometheus metrics, endpoint snapshots, the config and its history (admin-config-routes.ts),
+// and /admin/explain. On a listener of its own (127.0.0.1:9090 by default); every /admin/* request must
+// carry the admin token (`Authorization: Bearer …`); /health, /ready and /metrics need none.
 
+import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
+import type { Secret } from "../config/secret.js";
+import type { ConfigControl } from "../control/config-control.js";
 import { snapshotOf } from "../endpoints/snapshot.js";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
+import { routeConfigAdmin } from "./admin-config-routes.js";
 import { explainRequest } from "./explain.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
 
@@ -13,6 +18,18 @@ import type { GatewayRuntime } from "./gateway-runtime.js";
 export interface AdminView extends GatewayRuntime {
   readonly isDraining: boolean;
   readonly activeRequests: number;
+  /** The bearer token /admin/* requires. */
+  readonly adminToken: Secret;
+  /** The config history and its changes; null when the gateway keeps none. */
+  readonly control: ConfigControl | null;
+}
+
+/** Whether the request carries the admin token (compared in constant time). */
+function authorized(gw: AdminView, req: http.IncomingMessage): boolean {
+  const h = req.headers.authorization;
+  if (typeof h !== "string" || !h.startsWith("Bearer ")) return false;
+  const digest = (v: string) => createHash("sha256").update(v).digest();
+  return timingSafeEqual(digest(h.slice("Bearer ".length).trim()), digest(gw.adminToken.reveal()));
 }
 
 export function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
@@ -26,7 +43,22 @@ export function routeAdmin(
   res: http.ServerResponse,
   fallback404: boolean,
 ): boolean {
-  const path = (req.url ?? "/").split("?", 1)[0];
+  const [path = "/", search = ""] = (req.url ?? "/").split("?", 2);
+  if (path.startsWith("/admin/") || path === "/admin") {
+    if (!authorized(gw, req)) {
+      req.resume();
+      res.setHeader("www-authenticate", 'Bearer realm="tokengate-admin"');
+      const missing = req.headers.authorization === undefined;
+      new GatewayError(
+        "admin_unauthorized",
+        missing
+          ? "the admin API needs the admin token: Authorization: Bearer <token> (GatewayConfig admin.tokenEnv)"
+          : "the admin token is wrong",
+      ).send(res, "none");
+      return true;
+    }
+    if (routeConfigAdmin(gw.control, req, res, path, new URLSearchParams(search))) return true;
+  }
   if (req.method === "GET") {
     if (path === "/health") {
       sendBody(res, 200, { "content-type": "text/plain" }, "ok\n");
@@ -66,6 +98,7 @@ export function routeAdmin(
     if (path === "/admin/config") {
       sendJson(res, 200, {
         version: gw.config.version,
+        current: gw.control?.history.current() ?? null,
         sources: gw.config.sources,
         documents: gw.config.documents,
       });

@@ -95,7 +95,7 @@ spec:
       assert.equal(l.input_tokens_actual, null);
       assert.equal(l.output_tokens, null);
     }
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gw.adminUrl}/metrics`)).text();
     for (const m of metrics.split("\n").filter((s) => /^ai_gateway_(input|output)_tokens_total/.test(s)))
       assert.match(m, / \d+(\.\d+)?$/, m);
     assert.deepEqual(rejections, []);

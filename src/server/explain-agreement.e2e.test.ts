@@ -170,7 +170,7 @@ async function viaGateway(p: Platform, c: Case): Promise<Answer> {
 }
 
 async function viaAdmin(p: Platform, c: Case, tenant: string): Promise<Answer> {
-  const res = await fetch(`${p.url}/admin/explain`, {
+  const res = await p.admin("/admin/explain", {
     method: "POST",
     headers: { "content-type": "application/json", ...c.headers },
     body: JSON.stringify({ kind: c.completion ? "completion" : "chat", body: c.body, tenant }),

@@ -277,7 +277,7 @@ describe("faults: no request fails while healthy capacity remains", () => {
     const opened = p.events.some((e) => e.event === "endpoint.circuit-open" && e.fields.endpoint === ep.name);
     const ejected = ep.outliers.ejections > 0;
     assert.ok(opened || ejected, "the failing engine was taken out by its breaker or by ejection");
-    const snap = (await (await fetch(`${p.url}/admin/endpoints`)).json()) as {
+    const snap = (await (await p.admin("/admin/endpoints")).json()) as {
       endpoints: { name: string; circuit: { state: string } }[];
     }[];
     const listed = snap.flatMap((x) => x.endpoints).find((e) => e.name === ep.name)!;

@@ -37,7 +37,7 @@ async function batch(
 }
 
 async function metric(p: Platform, name: string): Promise<string[]> {
-  const text = await (await fetch(`${p.url}/metrics`)).text();
+  const text = await (await p.admin("/metrics")).text();
   return text.split("\n").filter((l) => l.startsWith(name));
 }
 

@@ -142,7 +142,7 @@ describe("gateway end to end, through the official openai client", () => {
       messages: [{ role: "user", content: "x" }],
       max_tokens: 2,
     });
-    const text = await (await fetch(`${p.url}/metrics`)).text();
+    const text = await (await p.admin("/metrics")).text();
     assert.match(text, /ai_gateway_tasks_total\{known="false"\} [1-9]/);
     assert.doesNotMatch(text, /some_new_task/);
     assert.match(text, /ai_gateway_route_decisions_total\{pool="summary-online",reason="default"\}/);
@@ -176,7 +176,7 @@ describe("gateway end to end, through the official openai client", () => {
       messages: [{ role: "user", content: sampleText("zh", 2800, 4) }],
       max_tokens: 100,
     };
-    const res = await fetch(`${p.url}/admin/explain`, {
+    const res = await p.admin("/admin/explain", {
       method: "POST",
       headers: { "content-type": "application/json", ...LIVE },
       body: JSON.stringify({ kind: "chat", body }),
@@ -202,9 +202,21 @@ describe("gateway end to end, through the official openai client", () => {
 
     const dir = mkdtempSync(join(tmpdir(), "tg-explain-"));
     writeFileSync(join(dir, "body.json"), JSON.stringify(body));
+    const tokenFile = join(dir, "admin-token");
+    writeFileSync(tokenFile, p.gateway.adminToken.reveal());
     let printed = "";
     const code = await runRouteCommand(
-      ["explain", "--gateway", p.url, "--request", join(dir, "body.json"), "--task", "live_ticket_summary"],
+      [
+        "explain",
+        "--gateway",
+        p.gateway.adminUrl,
+        "--token-file",
+        tokenFile,
+        "--request",
+        join(dir, "body.json"),
+        "--task",
+        "live_ticket_summary",
+      ],
       { out: (t: string) => (printed += t), err: (t: string) => (printed += t) },
     );
     rmSync(dir, { recursive: true });

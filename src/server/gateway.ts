@@ -1,11 +1,14 @@
 // The running gateway: builds pools of endpoint states from the config, keeps them fresh with the
 // endpoint monitor, serves the OpenAI API (the admin surface is admin-routes.ts), and drains and stops.
 
+import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Pool } from "undici";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
+import { Secret } from "../config/secret.js";
+import type { ConfigControl } from "../control/config-control.js";
 import { AdapterLoader } from "../endpoints/adapter-loader.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { EndpointMonitor } from "../endpoints/scraper.js";
@@ -57,6 +60,9 @@ export class Gateway implements GatewayRuntime {
   private readonly server: http.Server;
   private readonly adminServer: http.Server | null;
   private readonly opts: GatewayOptions;
+  /** The config history and its changes, when the gateway runs with one (`tokengate gateway` does). */
+  control: ConfigControl | null = null;
+  private readonly generatedToken = new Secret(randomBytes(24).toString("base64url"));
   private boundPort = 0;
   private adminPort = 0;
   private capacityTimer: NodeJS.Timeout | null = null;
@@ -103,6 +109,16 @@ export class Gateway implements GatewayRuntime {
     this.adminServer = g.admin.separate
       ? http.createServer((req, res) => routeAdmin(this, req, res, true))
       : null;
+  }
+
+  /** The admin token: the config's, or one made at start when it names none. */
+  get adminToken(): Secret {
+    return this.config.gateway.admin.token ?? this.generatedToken;
+  }
+
+  /** Whether the admin token was made here (so the CLI says where to find it). */
+  get adminTokenGenerated(): boolean {
+    return this.config.gateway.admin.token === null;
   }
 
   get generation(): Generation {

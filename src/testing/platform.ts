@@ -20,6 +20,8 @@ export interface Platform {
   url: string;
   /** The config as files (pools.yaml, route.yaml, gateway.yaml), for `route explain --config`. */
   configTexts: Record<string, string>;
+  /** A request to the admin listener (/metrics, /admin/*), with the admin token. */
+  admin(path: string, init?: RequestInit): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -179,6 +181,14 @@ ${opts.gatewayExtra ?? ""}`;
     events,
     url: gw.url,
     configTexts,
+    admin: (path, init = {}) =>
+      fetch(`${gw.adminUrl}${path}`, {
+        ...init,
+        headers: {
+          ...(init.headers as Record<string, string>),
+          authorization: `Bearer ${gw.adminToken.reveal()}`,
+        },
+      }),
     stop: async () => {
       await gw.stop();
       await Promise.all(all.map((r) => r.stop()));
