@@ -4,9 +4,16 @@ import { formatConfigError } from "../config/errors.js";
 import type { PoolFlowSettings } from "../config/inference-pool.js";
 import { loadConfig } from "../config/loader.js";
 import { type CommandOutput, parseFlags, processOutput, UsageError, usageFailure } from "./args.js";
+import {
+  REMOTE_SUBCOMMANDS,
+  REMOTE_USAGE,
+  type RemoteSubcommand,
+  readRemoteArgs,
+  runRemote,
+} from "./config-remote.js";
 
 export const CONFIG_USAGE = `Usage: tokengate config validate <file or folder> [--require-env]
-
+${REMOTE_USAGE}
 Validates the InferencePool, InferenceRoute and GatewayConfig documents of a YAML file, or of every
 *.yaml / *.yml file in a folder. Prints the route config version and aliases → pools → endpoints, or every
 error as file:line:column followed by its YAML path. Exit status: 0 valid, 1 invalid, 2 usage.
@@ -29,6 +36,7 @@ export async function runConfigCommand(argv: string[], io: CommandOutput = proce
     io.out(CONFIG_USAGE);
     return 0;
   }
+  if (parsed.kind === "remote") return runRemote(parsed.remote, io);
   const result = await loadConfig(parsed.path, { missingEnv: parsed.requireEnv ? "error" : "warning" });
   for (const w of result.warnings) io.err(`warning: ${formatConfigError(w)}\n`);
   if (!result.ok) {
@@ -42,6 +50,11 @@ export async function runConfigCommand(argv: string[], io: CommandOutput = proce
 }
 
 function parse(argv: string[]) {
+  if (argv.includes("--help") || argv.includes("-h")) return "help" as const;
+  const first = argv.find((a) => !a.startsWith("-"));
+  if (REMOTE_SUBCOMMANDS.includes(first as RemoteSubcommand)) {
+    return { kind: "remote" as const, remote: readRemoteArgs(argv) };
+  }
   const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
@@ -50,10 +63,12 @@ function parse(argv: string[]) {
   if (values.help) return "help" as const;
   const [sub, path, ...extra] = positionals;
   if (sub === undefined) throw new UsageError('expected "config validate <file or folder>"');
-  if (sub !== "validate") throw new UsageError(`unknown subcommand "${sub}" (expected validate)`);
+  if (sub !== "validate") {
+    throw new UsageError(`unknown subcommand "${sub}" (expected validate, ${REMOTE_SUBCOMMANDS.join(", ")})`);
+  }
   if (path === undefined || path.trim() === "") throw new UsageError("validate: expected a file or folder");
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-  return { path, requireEnv: values["require-env"] === true };
+  return { kind: "validate" as const, path, requireEnv: values["require-env"] === true };
 }
 
 /** A pool's gateway queue and saturation bounds, in one line. */
