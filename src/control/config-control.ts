@@ -66,8 +66,8 @@ export interface ChangeRequest {
 }
 
 /**
- * Set to `after-history` (tests): the process kills itself with SIGKILL between writing the history and
- * swapping the config, the crash the history's transaction has to survive.
+ * Set to `after-history` (tests): a running gateway kills itself with SIGKILL between writing the
+ * history and swapping the config, the crash the history's transaction has to survive.
  */
 const CRASH_ENV = "TOKENGATE_CRASH_POINT";
 
@@ -193,7 +193,7 @@ export class ConfigControl {
       if (err instanceof HistoryConflict) return versionExists(config.version);
       throw err;
     }
-    if (process.env[CRASH_ENV] === "after-history") process.kill(process.pid, "SIGKILL");
+    if (this.target && process.env[CRASH_ENV] === "after-history") process.kill(process.pid, "SIGKILL");
     this.target?.reload(config);
     this.audit("config.applied", {
       version: act.version,
