@@ -278,6 +278,19 @@ describe("EndpointState: snapshot", () => {
     assert.equal(snap.ejection.ejected, false);
     lease.release();
   });
+
+  it("flags an engine that serves another version than its pool expects (a runtime rollback shows)", () => {
+    const ep = endpoint({
+      model: "m",
+      modelVersion: "m-2026-06-15",
+      models: { ...DEFAULT_MODELS_POLL, versionFrom: "root" },
+    });
+    assert.equal(snapshotOf(ep, 0).served.versionMismatch, false, "nothing read yet");
+    ep.modelVersion = "m-2026-05-01";
+    const snap = snapshotOf(ep, 0);
+    assert.equal(snap.served.versionMismatch, true);
+    assert.equal(snap.served.expectedVersion, "m-2026-06-15");
+  });
 });
 
 describe("EndpointState.forPool", () => {

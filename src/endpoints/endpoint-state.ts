@@ -92,6 +92,8 @@ export class EndpointState {
   lastHealthError: string | null = null;
   /** Set by the gateway while the endpoint is being taken out; the picker skips it. */
   draining = false;
+  /** Removed by a reload: draining until its last request ends, then dropped (never reused). */
+  retired = false;
 
   // Passive health, from outcomes the proxy reports. 0 when not ejected.
   ejectedUntil = 0;
@@ -416,7 +418,16 @@ export class EndpointState {
   /** The engine's /v1/models answered: what it serves now replaces what config said. */
   recordServedModels(m: ServedModels, now: number): void {
     if (m.base !== null) this.model = m.base;
-    if (m.version !== null && this.versionFromRoot) this.modelVersion = m.version;
+    if (m.version !== null && this.versionFromRoot && m.version !== this.modelVersion) {
+      this.modelVersion = m.version;
+      const expected = this.options.modelVersion ?? null;
+      if (expected !== null) {
+        this.onEvent?.(m.version === expected ? "endpoint.version-restored" : "endpoint.version-mismatch", {
+          expected,
+          served: m.version,
+        });
+      }
+    }
     this.servedAdapters = m.adapters;
     this.modelsReadAt = now;
     this.lastModelsError = null;

@@ -35,6 +35,12 @@ export function snapshotOf(ep: EndpointState, now: number): EndpointSnapshot {
     served: {
       model: ep.model,
       modelVersion: ep.modelVersion,
+      expectedVersion: ep.options.modelVersion ?? null,
+      // A `kubectl rollout undo` (or a wrong image) shows here: the engine serves another version.
+      versionMismatch:
+        ep.options.modelVersion != null &&
+        ep.modelVersion !== null &&
+        ep.modelVersion !== ep.options.modelVersion,
       adapters: ep.servedAdapters === null ? null : [...ep.servedAdapters],
       likelyResident: [...ep.adapterRecord.list()],
       readAt: isoOrNull(ep.modelsReadAt),
@@ -108,6 +114,10 @@ export interface EndpointSnapshot {
   served: {
     model: string | null;
     modelVersion: string | null;
+    /** The version the pool's config says this engine serves. */
+    expectedVersion: string | null;
+    /** The engine reports another version than the config expects. */
+    versionMismatch: boolean;
     adapters: string[] | null;
     likelyResident: string[];
     readAt: string | null;

@@ -14,9 +14,7 @@ import type { ChangeResult, ConfigControl } from "../control/config-control.js";
 import type { ConfigFiles } from "../control/config-history.js";
 import { diffConfigs } from "../control/text-diff.js";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
-
-/** Admin request bodies are configs, not prompts: 8 MiB is far past any real one. */
-export const ADMIN_BODY_LIMIT = 8 * 1024 * 1024;
+import { readAdminJson as readJson } from "./admin-body.js";
 
 function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
   sendBody(res, status, { "content-type": "application/json" }, JSON.stringify(value));
@@ -116,48 +114,6 @@ function answer(res: http.ServerResponse, r: ChangeResult): void {
   if (r.errors) details.errors = r.errors;
   if (r.current !== undefined) details.current_version = r.current;
   new GatewayError(r.code, r.message, { details }).send(res, "none");
-}
-
-function readJson(
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  handle: (body: Record<string, unknown>) => Promise<void>,
-): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let over = false;
-  req.on("data", (c: Buffer) => {
-    size += c.length;
-    if (size > ADMIN_BODY_LIMIT) over = true;
-    else if (!over) chunks.push(c);
-  });
-  req.on("end", () => {
-    if (over) {
-      new GatewayError(
-        "request_too_large",
-        `admin request bodies are limited to ${ADMIN_BODY_LIMIT} bytes`,
-      ).send(res, "none");
-      return;
-    }
-    let body: unknown;
-    try {
-      body = chunks.length === 0 ? {} : JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    } catch (err) {
-      new GatewayError("invalid_json", `the body is not JSON: ${(err as Error).message}`).send(res, "none");
-      return;
-    }
-    if (body === null || typeof body !== "object" || Array.isArray(body)) {
-      new GatewayError("invalid_request", "the body must be a JSON object").send(res, "none");
-      return;
-    }
-    handle(body as Record<string, unknown>).catch((err: unknown) => {
-      const e =
-        err instanceof GatewayError
-          ? err
-          : new GatewayError("internal_error", (err as Error).message ?? String(err));
-      if (!res.headersSent) e.send(res, "none");
-    });
-  });
 }
 
 function badField(param: string, what: string): GatewayError {

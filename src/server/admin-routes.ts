@@ -10,6 +10,7 @@ import type { ConfigControl } from "../control/config-control.js";
 import { snapshotOf } from "../endpoints/snapshot.js";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
+import { readAdminJson } from "./admin-body.js";
 import { routeConfigAdmin } from "./admin-config-routes.js";
 import { explainRequest } from "./explain.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
@@ -105,6 +106,10 @@ export function routeAdmin(
       return true;
     }
   }
+  if (req.method === "POST" && (path === "/admin/endpoints/drain" || path === "/admin/endpoints/undrain")) {
+    setDraining(gw, req, res, path.endsWith("/drain"));
+    return true;
+  }
   if (req.method === "POST" && path === "/admin/explain") {
     explain(gw, req, res);
     return true;
@@ -143,5 +148,54 @@ function explain(gw: GatewayRuntime, req: http.IncomingMessage, res: http.Server
             });
       e.send(res, "explain");
     }
+  });
+}
+
+/**
+ * POST /admin/endpoints/drain (or undrain) `{"pool": …, "endpoint": …}`: a drained engine takes no new
+ * request, its streams finish, and it stays listed (for a runtime rollback: drain, `kubectl rollout
+ * undo`, undrain). `endpoint` is its name or URL; `pool` may be left out when the name is unique.
+ */
+function setDraining(
+  gw: AdminView,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  drain: boolean,
+): void {
+  readAdminJson(req, res, async (body) => {
+    const name = body.endpoint;
+    const pool = body.pool;
+    if (typeof name !== "string" || name === "") {
+      throw new GatewayError("invalid_request", "endpoint: expected an endpoint's name or URL", {
+        param: "endpoint",
+      });
+    }
+    if (pool !== undefined && typeof pool !== "string") {
+      throw new GatewayError("invalid_request", "pool: expected a pool name", { param: "pool" });
+    }
+    const found = [...gw.generation.engines.keys()].filter(
+      (e) =>
+        (e.name === name || e.url === name) &&
+        (pool === undefined || gw.pools.get(pool)?.endpoints.includes(e)),
+    );
+    if (found.length !== 1) {
+      throw new GatewayError(
+        found.length === 0 ? "not_found" : "invalid_request",
+        found.length === 0
+          ? `no endpoint ${name}${pool ? ` in pool ${pool}` : ""}`
+          : `endpoint ${name} is in several pools; name the pool`,
+        { param: found.length === 0 ? "endpoint" : "pool" },
+      );
+    }
+    const ep = found[0]!;
+    ep.draining = drain;
+    if (!drain) ep.onCapacity?.();
+    gw.log.event(drain ? "endpoint.drained-by-admin" : "endpoint.undrained-by-admin", {
+      pool: ep.pool,
+      endpoint: ep.name,
+      in_flight: ep.inflightRequests,
+      actor: String(req.headers["x-ai-actor"] ?? "admin"),
+    });
+    sendJson(res, 200, snapshotOf(ep, Date.now()));
   });
 }

@@ -88,6 +88,33 @@ describe("config changes on a running gateway", () => {
     assert.equal((await fetch(`${p.url}/ready`)).status, 200);
   });
 
+  it("drains an engine through the admin API (its streams finish, nothing new goes there) and undrains it", async () => {
+    const first = p.gateway.pools.get("summary-online")!.endpoints[0]!;
+    const bad = await post(p, "/admin/endpoints/drain", { endpoint: "no-such-engine" });
+    assert.equal(bad.status, 404);
+    assert.equal(bad.body.error.param, "endpoint");
+    const r = await post(p, "/admin/endpoints/drain", { pool: "summary-online", endpoint: first.name });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.draining, true);
+    assert.equal(r.body.served.versionMismatch, false);
+    const before = p.lines.length;
+    const client = openaiClient(p, LIVE);
+    for (let i = 0; i < 4; i++) {
+      await client.chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: `第${i}条：用户询问发票。` }],
+        max_tokens: 4,
+      });
+    }
+    for (const l of p.lines.slice(before)) assert.notEqual(l.endpoint, first.name);
+    const back = await post(p, "/admin/endpoints/undrain", { endpoint: first.url });
+    assert.equal(back.status, 200);
+    assert.equal(first.draining, false);
+    assert.ok(
+      p.events.some((x) => x.event === "endpoint.drained-by-admin" && x.fields.endpoint === first.name),
+    );
+  });
+
   it("a config that fails validation, or replaces a version no longer running, changes nothing", async () => {
     const bad = variant(p, "test-bad", (f) => {
       f["route.yaml"] = f["route.yaml"]!.replace("routeTo: summary-long", "routeTo: summary-nowhere");

@@ -183,6 +183,7 @@ export class Gateway implements GatewayRuntime {
   /** Drains an engine a reload removed; it leaves the monitor once nothing is in flight on it. */
   private retire(ep: EndpointState): void {
     ep.draining = true;
+    ep.retired = true;
     this.retiring.add(ep);
     this.log.event("endpoint.draining", { pool: ep.pool, endpoint: ep.name, in_flight: ep.inflightRequests });
     this.retireTimer ??= setInterval(() => {

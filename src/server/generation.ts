@@ -50,7 +50,7 @@ export function buildGeneration(
       const shared = byUrl.get(o.url);
       if (shared) return shared;
       const kept = known.get(optionsKey(o));
-      const ep = kept && !kept.draining ? kept : new EndpointState(o);
+      const ep = kept && !kept.retired ? kept : new EndpointState(o);
       byUrl.set(o.url, ep);
       return ep;
     });
