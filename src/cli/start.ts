@@ -52,7 +52,7 @@ export async function runStartCommand(argv: string[]): Promise<number> {
       `  npx tokengate route explain --config ${dir} --task live_ticket_summary --input-tokens 2864\n\n` +
       `Metrics:   ${gw.adminUrl}/metrics   (engines: ${fleet.replicas[0]!.url}/metrics)\n` +
       `Endpoints: curl -s ${gw.adminUrl}/admin/endpoints -H "authorization: Bearer ${adminTokenHint(gw, dir)}"\n` +
-      `Config:    npx tokengate config history   (apply, diff, rollback: npx tokengate config --help)\n` +
+      `Config:    npx tokengate config history --config ${dir}   (apply, diff, rollback: npx tokengate config --help)\n` +
       `Logs: one JSON line per request on stdout (this terminal). Stop with Ctrl-C.\n`,
   );
   await waitForSignal();
