@@ -5,6 +5,7 @@
 import type { ConfigError } from "../config/errors.js";
 import { formatConfigError } from "../config/errors.js";
 import { readConfigTexts } from "../config/yaml-source.js";
+import type { ConfigAct } from "../control/config-history.js";
 import { type AdminTarget, adminRequest, adminTarget } from "./admin-client.js";
 import { type CommandOutput, parseFlags, UsageError } from "./args.js";
 
@@ -144,16 +145,8 @@ export async function runRemote(a: RemoteArgs, io: CommandOutput): Promise<numbe
   }
 }
 
-interface Act {
-  seq: number;
-  version: string;
-  action: string;
-  actor: string;
-  replaced: string | null;
-  at: string;
-  note: string | null;
-  forced: boolean;
-}
+/** An act as the admin API sends it (the history's own type, as JSON). */
+type Act = ConfigAct;
 
 function formatAct(x: Act): string {
   const note = x.note ? `  "${x.note}"` : "";

@@ -24,6 +24,7 @@ import { ProcessMetrics } from "../telemetry/process-metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { routeAdmin, sendJson } from "./admin-routes.js";
 import { handleCompletion } from "./completion-handler.js";
+import { EngineRetirement } from "./engine-retirement.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { buildGeneration, type EngineChanges, type Generation } from "./generation.js";
 import { Identifier } from "./identify.js";
@@ -54,8 +55,7 @@ export class Gateway implements GatewayRuntime {
     onQueueOutcome: (pool, outcome) => this.metrics.queueOutcomes.labels(pool, outcome).inc(),
   };
   /** Engines a reload removed, draining until their last request ends. */
-  private readonly retiring = new Set<EndpointState>();
-  private retireTimer: NodeJS.Timeout | null = null;
+  private readonly retirement: EngineRetirement;
   private readonly dispatchers = new Map<string, Pool>();
   private readonly server: http.Server;
   private readonly adminServer: http.Server | null;
@@ -99,6 +99,7 @@ export class Gateway implements GatewayRuntime {
     this.monitor = new EndpointMonitor(this.gen.engines.keys(), {
       onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),
     });
+    this.retirement = new EngineRetirement(this.monitor, this.log);
     this.metrics.configInfo.labels(config.version).set(1);
     this.metrics.registry.onCollect(() => this.collect());
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.route(req, res);
@@ -172,33 +173,12 @@ export class Gateway implements GatewayRuntime {
     this.gen = generation;
     previous.flow.handOver();
     generation.flow.start();
-    for (const ep of changes.removed) this.retire(ep);
+    for (const ep of changes.removed) this.retirement.retire(ep);
     this.metrics.configInfo.labels(previous.config.version).set(0);
     this.metrics.configInfo.labels(config.version).set(1);
     // Queued requests may fit where they did not (new bounds, new engines).
     for (const f of generation.flow.pools.values()) f.notify();
     return changes;
-  }
-
-  /** Drains an engine a reload removed; it leaves the monitor once nothing is in flight on it. */
-  private retire(ep: EndpointState): void {
-    ep.draining = true;
-    ep.retired = true;
-    this.retiring.add(ep);
-    this.log.event("endpoint.draining", { pool: ep.pool, endpoint: ep.name, in_flight: ep.inflightRequests });
-    this.retireTimer ??= setInterval(() => {
-      for (const e of this.retiring) {
-        if (e.inflightRequests > 0) continue;
-        this.retiring.delete(e);
-        this.monitor.remove(e);
-        this.log.event("endpoint.removed", { pool: e.pool, endpoint: e.name });
-      }
-      if (this.retiring.size === 0 && this.retireTimer) {
-        clearInterval(this.retireTimer);
-        this.retireTimer = null;
-      }
-    }, 100);
-    this.retireTimer.unref();
   }
 
   get port(): number {
@@ -346,7 +326,7 @@ export class Gateway implements GatewayRuntime {
     this.loopDelay.stop();
     this.processMetrics.stop();
     if (this.capacityTimer) clearInterval(this.capacityTimer);
-    if (this.retireTimer) clearInterval(this.retireTimer);
+    this.retirement.stop();
     this.flow.stop();
     await this.monitor.stop();
     await Promise.all([close(this.server), this.adminServer ? close(this.adminServer) : Promise.resolve()]);
