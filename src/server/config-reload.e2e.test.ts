@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigControl } from "../control/config-control.js";
 import { ConfigHistory } from "../control/config-history.js";
+import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { openaiClient, type Platform, startPlatform } from "../testing/platform.js";
 
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
@@ -197,7 +198,16 @@ describe("config changes on a running gateway", () => {
 
   it("an engine a reload removes finishes its streams, takes no new request, then leaves", async () => {
     const client = openaiClient(p, LIVE);
-    const second = p.gateway.pools.get("summary-online")!.endpoints[1]!;
+    const [first, second] = p.gateway.pools.get("summary-online")!.endpoints as [
+      EndpointState,
+      EndpointState,
+    ];
+    // The rollback before this test made the second engine's state anew: wait until it is routable,
+    // and hold the first out while the streams start, so they are on the engine the reload removes.
+    for (const until = Date.now() + 5000; !second.routable(Date.now()) && Date.now() < until; )
+      await sleep(20);
+    assert.ok(second.routable(Date.now()));
+    first.draining = true;
     // Different prompts, so prefix affinity does not put them all on one engine.
     const long = Array.from({ length: 8 }, (_, i) =>
       client.chat.completions
@@ -218,9 +228,10 @@ describe("config changes on a running gateway", () => {
           return n;
         }),
     );
-    for (const until = Date.now() + 3000; second.inflightRequests === 0 && Date.now() < until; )
+    for (const until = Date.now() + 5000; second.inflightRequests < long.length && Date.now() < until; )
       await sleep(10);
-    assert.ok(second.inflightRequests > 0, "some streams are on the engine to remove");
+    first.draining = false;
+    assert.ok(second.inflightRequests > 0, "the streams are on the engine to remove");
     const before = p.lines.length;
     const eventsBefore = p.events.length;
     const removed = () =>
