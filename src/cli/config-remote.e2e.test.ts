@@ -134,6 +134,73 @@ describe("tokengate config against a running gateway", () => {
     assert.deepEqual(await gw.exited, { code: 0, signal: null });
   });
 
+  it("reloads when its files change, and on SIGHUP; a broken edit changes nothing", async () => {
+    const dir = folder("w1");
+    const file = join(dir, "config.yaml");
+    const text = readFileSync(file, "utf8");
+    const watched = await spawnGateway(
+      CLI_MAIN,
+      ["gateway", "--config", dir, "--port", "0", "--log", "none", "--history", join(work, "h3.db")],
+      { TOKENGATE_ADMIN_TOKEN: TOKEN },
+    );
+    children.push(watched);
+    const admin = adminUrlOf(watched);
+    const current = async () => (await config(admin, tokenFile, "current")).out.split(" ")[0];
+    const until = async (v: string) => {
+      for (const end = Date.now() + 5000; Date.now() < end; ) {
+        if ((await current()) === v) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.fail(`never ${v}: ${watched.output()}`);
+    };
+    writeFileSync(file, text.replace('"w1"', '"w2"'));
+    await until("w2");
+    writeFileSync(file, text.replace('"w1"', '"w3"').replace("defaultPool: p", "defaultPool: nope"));
+    for (
+      const end = Date.now() + 5000;
+      !/reload \(watch\) refused/.test(watched.output()) && Date.now() < end;
+    )
+      await new Promise((r) => setTimeout(r, 50));
+    assert.match(watched.output(), /spec\.modelAliases\.m\.defaultPool/);
+    assert.equal(await current(), "w2", "the broken edit changed nothing");
+    watched.proc.kill("SIGTERM");
+    await watched.exited;
+
+    // Without the watch, an edit waits for SIGHUP.
+    writeFileSync(file, text);
+    const hup = await spawnGateway(
+      CLI_MAIN,
+      [
+        "gateway",
+        "--config",
+        dir,
+        "--port",
+        "0",
+        "--log",
+        "none",
+        "--no-watch",
+        "--history",
+        join(work, "h4.db"),
+      ],
+      { TOKENGATE_ADMIN_TOKEN: TOKEN },
+    );
+    children.push(hup);
+    writeFileSync(file, text.replace('"w1"', '"w4"'));
+    const hupAdmin = adminUrlOf(hup);
+    const r = await config(hupAdmin, tokenFile, "current");
+    await new Promise((res) => setTimeout(res, 600));
+    assert.match(r.out, /^w1 /);
+    assert.match((await config(hupAdmin, tokenFile, "current")).out, /^w1 /, "no watch: the edit waits");
+    hup.proc.kill("SIGHUP");
+    for (const end = Date.now() + 5000; Date.now() < end; ) {
+      if ((await config(hupAdmin, tokenFile, "current")).out.startsWith("w4 ")) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.match((await config(hupAdmin, tokenFile, "current")).out, /^w4 {2}\(reload by sighup/);
+    hup.proc.kill("SIGTERM");
+    assert.deepEqual(await hup.exited, { code: 0, signal: null });
+  });
+
   it("killed between writing the history and swapping the config, it restarts on the version written", async () => {
     const history = join(work, "h2.db");
     const v1 = folder("c1");
