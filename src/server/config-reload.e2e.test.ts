@@ -196,6 +196,37 @@ describe("config changes on a running gateway", () => {
     for (const ep of p.gateway.generation.engines.keys()) assert.equal(ep.inflightRequests, 0, ep.name);
   });
 
+  it("a reload's API keys apply to the next request", async () => {
+    const newKey = "sk-test-added-by-reload";
+    const ask = (key: string) =>
+      openaiClient(p, LIVE, key).chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: "一句话：用户要改地址。" }],
+        max_tokens: 4,
+      });
+    await assert.rejects(ask(newKey), (e: { status?: number }) => e.status === 401);
+    const running = p.gateway.config.version;
+    const r = await post(p, "/admin/config", {
+      files: variant(p, "test-r5", (f) => {
+        f["gateway.yaml"] = f["gateway.yaml"]!.replace(
+          "    apiKeys:\n",
+          `    apiKeys:\n      - { key: ${newKey}, tenant: support-basic }\n`,
+        );
+      }),
+      replaces: running,
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const ok = await ask(newKey);
+    assert.ok(ok.choices[0]?.message.content);
+    const back = await post(p, "/admin/config/rollback", { to: running, replaces: "test-r5" });
+    assert.equal(back.status, 200);
+    await assert.rejects(
+      ask(newKey),
+      (e: { status?: number }) => e.status === 401,
+      "rolled back: the key is gone",
+    );
+  });
+
   it("an engine a reload removes finishes its streams, takes no new request, then leaves", async () => {
     const client = openaiClient(p, LIVE);
     const [first, second] = p.gateway.pools.get("summary-online")!.endpoints as [

@@ -44,7 +44,8 @@ export class Gateway implements GatewayRuntime {
   private gen: Generation;
   readonly metrics = new GatewayMetrics();
   readonly log: RequestLog;
-  readonly identifier: Identifier;
+  /** Who a caller is (API keys, trusted upstreams): rebuilt by a reload, so new keys apply at once. */
+  identifier: Identifier;
   readonly correction = new TokenCorrection();
   readonly adapterLoader = new AdapterLoader((ep, adapter) =>
     this.log.event("endpoint.adapter-registered", { pool: ep.pool, endpoint: ep.name, adapter }),
@@ -88,11 +89,7 @@ export class Gateway implements GatewayRuntime {
     this.opts = opts;
     const g = config.gateway;
     this.log = new RequestLog(opts.logDestination ?? g.logging.destination);
-    const up = g.auth.trustedUpstreams;
-    this.identifier = new Identifier(
-      g.auth,
-      up && up.addresses.length > 0 ? trustedAddressList(up.addresses) : null,
-    );
+    this.identifier = identifierFor(config);
     const built = buildGeneration(config, null, this.flowListeners);
     this.gen = built.generation;
     this.wire(this.gen);
@@ -168,9 +165,11 @@ export class Gateway implements GatewayRuntime {
   reload(config: GatewayConfigSet): EngineChanges {
     const previous = this.gen;
     const { generation, changes } = buildGeneration(config, previous, this.flowListeners);
+    const identifier = identifierFor(config);
     for (const ep of changes.added) this.monitor.add(ep);
     this.wire(generation);
     this.gen = generation;
+    this.identifier = identifier;
     previous.flow.handOver();
     generation.flow.start();
     for (const ep of changes.removed) this.retirement.retire(ep);
@@ -416,6 +415,13 @@ export class Gateway implements GatewayRuntime {
       m.tokenEstimateError.labels(s.model).set(s.p90RelativeError);
     }
   }
+}
+
+/** The caller identification a config's `auth` describes. */
+function identifierFor(config: GatewayConfigSet): Identifier {
+  const auth = config.gateway.auth;
+  const up = auth.trustedUpstreams;
+  return new Identifier(auth, up && up.addresses.length > 0 ? trustedAddressList(up.addresses) : null);
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<number> {
