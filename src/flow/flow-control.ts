@@ -31,9 +31,10 @@ export class FlowControl<P> {
 
   /**
    * `previous`: the flow control a reload replaces. Pools that are still there keep their queue (the
-   * waiting requests keep their place) under their new settings; pause gates whose rule and condition
-   * are unchanged keep their state, and TTFT windows their samples; removed pools' waiting requests
-   * still go, or time out, as they would have.
+   * waiting requests keep their place) under their new settings; a rule's pause gate keeps its state
+   * under the rule's new condition (the same object, which the waiting requests hold), a rule's gate
+   * that is gone lifts, and TTFT windows keep their samples; removed pools' waiting requests still go,
+   * or time out, as they would have.
    */
   constructor(
     config: GatewayConfigSet,
@@ -68,13 +69,11 @@ export class FlowControl<P> {
         this.windows.set(when.pool, list);
       }
       const kept = previous?.gates.get(rule.name);
-      const same =
-        kept !== undefined &&
-        kept.pool === rule.routeTo &&
-        JSON.stringify(kept.when) === JSON.stringify(when) &&
-        kept.watches(window);
-      this.gates.set(rule.name, same ? kept : new PauseGate(rule.name, rule.routeTo, when, window));
+      if (kept) kept.reconfigure(rule.routeTo, when, window);
+      this.gates.set(rule.name, kept ?? new PauseGate(rule.name, rule.routeTo, when, window));
     }
+    // A rule that lost its pause, or is gone: what waits under its gate is no longer held by it.
+    for (const [name, gate] of previous?.gates ?? []) if (!this.gates.has(name)) gate.lift(performance.now());
   }
 
   private rankOf(pool: string): number {

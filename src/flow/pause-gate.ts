@@ -27,14 +27,26 @@ export class PauseGate {
     /** The rule whose requests wait while paused. */
     readonly rule: string,
     /** The pool those requests go to. */
-    readonly pool: string,
-    readonly when: PauseWhen,
-    private readonly window: LatencyWindow,
+    public pool: string,
+    public when: PauseWhen,
+    private window: LatencyWindow,
   ) {}
 
-  /** Whether this gate reads `window` (a reload keeps a gate only with the window it had). */
-  watches(window: LatencyWindow): boolean {
-    return this.window === window;
+  /**
+   * A reload kept the rule: its new condition (and window) from the next evaluation on, the state as it
+   * is — the same object, so the requests already waiting under it follow the new condition.
+   */
+  reconfigure(pool: string, when: PauseWhen, window: LatencyWindow): void {
+    this.pool = pool;
+    this.when = when;
+    this.window = window;
+  }
+
+  /** A reload removed the rule: nothing is held by it any more. */
+  lift(now: number): void {
+    if (this.paused) this.changedAt = now;
+    this.paused = false;
+    this.calmSince = null;
   }
 
   /** Re-reads the window; returns the transition when the state changed. */
