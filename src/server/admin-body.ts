@@ -1,9 +1,13 @@
-// An admin request's JSON body: at most ADMIN_BODY_LIMIT bytes (413 past it, nothing read further into
+// The admin surface's JSON in and out. A request's body: at most ADMIN_BODY_LIMIT bytes (413 past it, nothing read further into
 // memory), an object (400 otherwise); the handler's GatewayError, or any other failure, answers as an
 // error in the OpenAI shape.
 
 import type http from "node:http";
-import { GatewayError } from "../errors/gateway-error.js";
+import { GatewayError, sendBody } from "../errors/gateway-error.js";
+
+export function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
+  sendBody(res, status, { "content-type": "application/json" }, JSON.stringify(value));
+}
 
 /** Admin request bodies are configs, not prompts: 8 MiB is far past any real one. */
 export const ADMIN_BODY_LIMIT = 8 * 1024 * 1024;
@@ -19,7 +23,7 @@ export function readAdminJson(
   req.on("data", (c: Buffer) => {
     size += c.length;
     if (size > ADMIN_BODY_LIMIT) over = true;
-    else if (!over) chunks.push(c);
+    else chunks.push(c);
   });
   req.on("end", () => {
     if (over) {

@@ -14,11 +14,7 @@ import type { ChangeResult, ConfigControl } from "../control/config-control.js";
 import type { ConfigFiles } from "../control/config-history.js";
 import { diffConfigs } from "../control/text-diff.js";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
-import { readAdminJson as readJson } from "./admin-body.js";
-
-function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
-  sendBody(res, status, { "content-type": "application/json" }, JSON.stringify(value));
-}
+import { readAdminJson as readJson, sendJson } from "./admin-body.js";
 
 /** Handles a config route; false when the path is not one. */
 export function routeConfigAdmin(

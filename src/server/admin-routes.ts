@@ -10,7 +10,7 @@ import type { ConfigControl } from "../control/config-control.js";
 import { snapshotOf } from "../endpoints/snapshot.js";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
-import { readAdminJson } from "./admin-body.js";
+import { readAdminJson, sendJson } from "./admin-body.js";
 import { routeConfigAdmin } from "./admin-config-routes.js";
 import { explainRequest } from "./explain.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
@@ -33,9 +33,7 @@ function authorized(gw: AdminView, req: http.IncomingMessage): boolean {
   return timingSafeEqual(digest(h.slice("Bearer ".length).trim()), digest(gw.adminToken.reveal()));
 }
 
-export function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
-  sendBody(res, status, { "content-type": "application/json" }, JSON.stringify(value));
-}
+export { sendJson };
 
 /** Health, readiness, metrics and the admin API; returns false when the path is not one of them. */
 export function routeAdmin(
@@ -125,29 +123,12 @@ export function routeAdmin(
 
 /** POST /admin/explain: `{ "kind": "chat" | "completion", "body": {...}, "tenant"?: "..." }` plus the request's X-AI-* headers. */
 function explain(gw: GatewayRuntime, req: http.IncomingMessage, res: http.ServerResponse): void {
-  const chunks: Buffer[] = [];
-  req.on("data", (c: Buffer) => chunks.push(c));
-  req.on("end", () => {
-    try {
-      const input = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-        kind?: unknown;
-        body?: unknown;
-        tenant?: unknown;
-      };
-      const kind = input.kind === "completion" ? "completion" : "chat";
-      // The admin names the tenant a what-if runs for (weighted targets stick by it); the explained
-      // request's own credentials are not checked here.
-      const tenant = typeof input.tenant === "string" && input.tenant !== "" ? input.tenant : null;
-      sendJson(res, 200, explainRequest(gw, kind, input.body, req.headers, tenant));
-    } catch (err) {
-      const e =
-        err instanceof GatewayError
-          ? err
-          : new GatewayError("invalid_json", `explain takes {"kind", "body"}: ${(err as Error).message}`, {
-              param: "body",
-            });
-      e.send(res, "explain");
-    }
+  readAdminJson(req, res, async (input) => {
+    const kind = input.kind === "completion" ? "completion" : "chat";
+    // The admin names the tenant a what-if runs for (weighted targets stick by it); the explained
+    // request's own credentials are not checked here.
+    const tenant = typeof input.tenant === "string" && input.tenant !== "" ? input.tenant : null;
+    sendJson(res, 200, explainRequest(gw, kind, input.body, req.headers, tenant));
   });
 }
 

@@ -87,6 +87,13 @@ describe("config changes on a running gateway", () => {
     assert.equal((await fetch(`${p.url}/admin/config`)).status, 404);
     assert.equal((await fetch(`${p.url}/metrics`)).status, 404);
     assert.equal((await fetch(`${p.url}/ready`)).status, 200);
+    // Every admin body has a limit, explain's too.
+    const huge = await post(p, "/admin/explain", {
+      kind: "chat",
+      body: { pad: "x".repeat(9 * 1024 * 1024) },
+    });
+    assert.equal(huge.status, 413);
+    assert.equal(huge.body.error.code, "request_too_large");
   });
 
   it("drains an engine through the admin API (its streams finish, nothing new goes there) and undrains it", async () => {
