@@ -20,6 +20,7 @@ import {
   type ConfigHistory,
   digestOf,
   HistoryConflict,
+  versionExistsMessage,
 } from "./config-history.js";
 
 /** What the control changes: the running gateway (or, at start, nothing yet). */
@@ -241,12 +242,7 @@ function invalid(errors: readonly ConfigError[]): ChangeRefused {
 }
 
 function versionExists(version: string): ChangeRefused {
-  return refused(
-    409,
-    "version_exists",
-    `version ${version} is already in the history with other content; give the new config a new ` +
-      "ai.example.com/route-config-version",
-  );
+  return refused(409, "version_exists", versionExistsMessage(version));
 }
 
 function notFound(version: string): ChangeRefused {

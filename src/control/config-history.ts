@@ -45,6 +45,14 @@ export class HistoryConflict extends Error {
   }
 }
 
+/** Why a version name cannot be given to other content. */
+export function versionExistsMessage(version: string): string {
+  return (
+    `version ${version} is already in the history with other content; give the new config a new ` +
+    "ai.example.com/route-config-version"
+  );
+}
+
 /** The digest that names a version's content: file names and texts, in name order. */
 export function digestOf(files: ConfigFiles): string {
   const h = createHash("sha256");
@@ -146,11 +154,7 @@ export class ConfigHistory {
         | { digest: string }
         | undefined;
       if (existing && existing.digest !== digest) {
-        throw new HistoryConflict(
-          "version_exists",
-          `version ${version} is already in the history with other content; give the new config a new ` +
-            `ai.example.com/route-config-version`,
-        );
+        throw new HistoryConflict("version_exists", versionExistsMessage(version));
       }
       if (!existing) {
         this.db
