@@ -190,8 +190,10 @@ export async function startGateway(path: string, opts: StartOptions): Promise<Ga
 function watchConfig(path: string, changed: () => void): void {
   let timer: NodeJS.Timeout | null = null;
   try {
+    // Asked once: in the callback a folder deleted meanwhile would throw out of the watcher.
+    const folder = statSync(path).isDirectory();
     const w = watch(path, { persistent: false }, (_event, name) => {
-      if (name !== null && statSync(path).isDirectory() && !/\.ya?ml$/i.test(String(name))) return;
+      if (folder && name !== null && !/\.ya?ml$/i.test(String(name))) return;
       if (timer) clearTimeout(timer);
       timer = setTimeout(changed, 300);
       timer.unref();
