@@ -25,6 +25,7 @@ import { RequestLog } from "../telemetry/request-log.js";
 import { routeAdmin, sendJson } from "./admin-routes.js";
 import { handleCompletion } from "./completion-handler.js";
 import { EngineRetirement } from "./engine-retirement.js";
+import { collectGauges } from "./gateway-gauges.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { buildGeneration, type EngineChanges, type Generation } from "./generation.js";
 import { Identifier } from "./identify.js";
@@ -98,7 +99,9 @@ export class Gateway implements GatewayRuntime {
     });
     this.retirement = new EngineRetirement(this.monitor, this.log);
     this.metrics.configInfo.labels(config.version).set(1);
-    this.metrics.registry.onCollect(() => this.collect());
+    this.metrics.registry.onCollect(() =>
+      collectGauges(this.metrics, this.gen, this.loopDelay.last, this.correction),
+    );
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.route(req, res);
     this.server = http.createServer(
       { keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 30_000 },
@@ -382,38 +385,6 @@ export class Gateway implements GatewayRuntime {
       samples: t.samples,
       queued: this.flow.pools.get(gate.pool)?.depth ?? 0,
     });
-  }
-
-  private collect(): void {
-    const m = this.metrics;
-    const d = this.loopDelay.last;
-    if (d.maxMs !== null) {
-      const s = (ms: number) => Math.round(ms * 1000) / 1e6; // µs precision, printed without float noise
-      m.eventLoopDelay.labels("0.5").set(s(d.p50Ms!));
-      m.eventLoopDelay.labels("0.99").set(s(d.p99Ms!));
-      m.eventLoopDelay.labels("1").set(s(d.maxMs));
-    }
-    for (const [name, flow] of this.flow.pools) {
-      for (const b of flow.bandSizes()) m.queueDepth.labels(name, String(b.priority)).set(b.size);
-    }
-    for (const gate of this.flow.gates.values()) {
-      m.queuePaused.labels(gate.pool, gate.rule).set(gate.paused ? 1 : 0);
-      if (gate.lastP95Ms !== null)
-        m.queueWatchedTtftP95.labels(gate.pool, gate.rule, gate.when.pool).set(gate.lastP95Ms / 1000);
-    }
-    for (const pool of this.pools.values()) {
-      for (const e of pool.endpoints) {
-        m.endpointHealthy.labels(pool.name, e.name).set(e.healthy ? 1 : 0);
-        if (e.kvUsage !== null) m.kvCacheUsedRatio.labels(pool.name, e.name).set(e.kvUsage);
-        m.pendingPrefillTokens.labels(pool.name, e.name).set(e.prefill.pendingTokens);
-        m.decodingRequests.labels(pool.name, e.name).set(e.prefill.decoding);
-        m.prefillMsPerKToken.labels(pool.name, e.name).set(e.prefill.prefillMsPerKToken());
-      }
-    }
-    for (const s of this.correction.stats()) {
-      m.tokenCorrectionFactor.labels(s.model).set(s.factor);
-      m.tokenEstimateError.labels(s.model).set(s.p90RelativeError);
-    }
   }
 }
 
