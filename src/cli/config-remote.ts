@@ -153,20 +153,20 @@ function formatAct(x: Act): string {
   return `${String(x.seq).padStart(4)}  ${x.at}  ${x.action.padEnd(8)} ${x.version}  by ${x.actor}${x.replaced ? `  (replaced ${x.replaced})` : ""}${x.forced ? "  [forced]" : ""}${note}\n`;
 }
 
-function changed(v: Record<string, unknown>): string {
+export function changed(v: Record<string, unknown>): string {
   const act = v.act as Act | null;
   if (v.unchanged) return `unchanged: ${v.version} is already running\n`;
   return `now running ${v.version}${act?.replaced ? ` (replaced ${act.replaced})` : ""}\n`;
 }
 
-async function runningVersion(target: AdminTarget): Promise<string | null> {
+export async function runningVersion(target: AdminTarget): Promise<string | null> {
   const r = await adminRequest(target, "GET", "/admin/config");
   if (r.status !== 200) throw new Error(`GET /admin/config answered ${r.status}: ${r.text}`);
   return (JSON.parse(r.text) as { version: string }).version;
 }
 
 /** Prints a 2xx answer with `ok`, or the error and every config error in it; the exit status. */
-function print(
+export function print(
   io: CommandOutput,
   r: { status: number; text: string },
   ok: (v: Record<string, unknown>) => string,
@@ -193,7 +193,7 @@ function print(
   return 1;
 }
 
-function refusedLocally(io: CommandOutput, errors: readonly ConfigError[]): number {
+export function refusedLocally(io: CommandOutput, errors: readonly ConfigError[]): number {
   for (const e of errors) io.err(`${formatConfigError(e)}\n`);
   io.err("refused: the files could not be read; nothing was sent\n");
   return 1;

@@ -14,6 +14,7 @@ Commands:
   bench <scenario>       replay a workload against tokengate and baseline routers, and report
   config validate <path> check a config file or folder
   route explain ...      show which pool a request would go to, and why
+  rollout report|promote the rollout stage of a running gateway, its gates, and the next stage
   help                   this text
 
 Run 'tokengate <command> --help' for a command's options.
@@ -28,6 +29,7 @@ const commands: Record<string, () => Promise<Command>> = {
   bench: async () => (await import("./bench.js")).runBenchCommand,
   config: async () => (await import("./config.js")).runConfigCommand,
   route: async () => (await import("./route.js")).runRouteCommand,
+  rollout: async () => (await import("./rollout.js")).runRolloutCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

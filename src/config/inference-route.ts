@@ -5,6 +5,7 @@ import { parseStickyBy, parseTargets } from "./alias-targets.js";
 import { type Envelope, NAME_HINT, NAME_PATTERN } from "./envelope.js";
 import { didYouMean, type IssueList, type PathSegment } from "./errors.js";
 import { FieldReader } from "./fields.js";
+import { parseLegacy, parseRollout } from "./rollout-config.js";
 import {
   type GlobalMode,
   type ModelAlias,
@@ -14,8 +15,8 @@ import {
   type RouteConfig,
   type RoutePool,
   type RouteRule,
-  type RuleConditions,
 } from "./route-types.js";
+import { parseConditions } from "./rule-conditions.js";
 
 /** Model aliases look like upstream model ids (`meta-llama/Llama-3.1-8B`, `summary-default`). */
 const ALIAS_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
@@ -46,11 +47,13 @@ export function parseInferenceRoute(
   const declared = new Set<string>();
   const aliases = parseAliases(spec, poolDocs, declared, issues, poolAdapters);
   const rules = parseRules(spec, aliases, declared, issues);
+  const legacy = parseLegacy(spec, issues);
+  const rollout = parseRollout(spec, declared, legacy !== null || spec.has("legacy"), issues);
   spec.done();
   if (version === undefined || aliases.size === 0) return undefined;
   const tasks = new Set(knownTasks);
   for (const r of rules) for (const t of r.when.taskIn ?? []) tasks.add(t);
-  return { name: env.name, version, globalMode, aliases, rules, knownTasks: tasks };
+  return { name: env.name, version, globalMode, aliases, rules, knownTasks: tasks, legacy, rollout };
 }
 
 /** Fills `declared` with every pool name under any alias, even from entries with other errors. */
@@ -108,7 +111,17 @@ function parseAlias(
     declared.add(name);
     if (pool) pools.push(pool);
   });
-  const targets = parseTargets(f, defaultVersion, names, poolAdapters, issues);
+  const listed = parseTargets(f, defaultVersion, names, poolAdapters, issues);
+  // Model-alias rollback (seed 004): a target naming `rollbackFrom` is served at `defaultVersion`
+  // instead, its weight and stickiness kept; pools and rules are untouched.
+  const targets =
+    rollbackFrom === null || defaultVersion === null
+      ? listed
+      : listed.map((t) =>
+          t.modelVersion === rollbackFrom
+            ? { ...t, modelVersion: defaultVersion, rolledBackFrom: rollbackFrom }
+            : t,
+        );
   const stickyBy = parseStickyBy(f);
   f.done();
   if (defaultPool !== undefined && names.length > 0 && !names.includes(defaultPool)) {
@@ -119,6 +132,9 @@ function parseAlias(
   }
   if (defaultVersion !== null && defaultVersion === rollbackFrom) {
     issues.error(f.at("rollbackFrom"), "must differ from defaultVersion");
+  }
+  if (rollbackFrom !== null && defaultVersion === null) {
+    issues.error(f.at("rollbackFrom"), "needs defaultVersion: the version the alias rolls back to");
   }
   warnCoverageGaps(pools, f.at("pools"), issues);
   if (defaultPool === undefined || pools.length === 0) return undefined;
@@ -232,7 +248,7 @@ function parseRule(
     pattern: RULE_PATTERN,
     patternHint: "letters, digits, '.', '_' and '-', at most 64 characters",
   });
-  const when = parseConditions(f, issues);
+  const when = parseConditions(f.map("when"), issues);
   const routeTo = f.string("routeTo", { required: true });
   if (routeTo !== undefined && declared.size > 0 && !declared.has(routeTo)) {
     issues.error(
@@ -244,22 +260,6 @@ function parseRule(
   f.done();
   if (name === undefined || routeTo === undefined) return undefined;
   return { name, when, routeTo, queuePolicy };
-}
-
-function parseConditions(rule: FieldReader, issues: IssueList): RuleConditions {
-  const f = rule.map("when");
-  const taskIn = f?.stringList("taskIn") ?? null;
-  const inputTokensLte = f?.int("inputTokensLte", { min: 0 }) ?? null;
-  const inputTokensGt = f?.int("inputTokensGt", { min: 0 }) ?? null;
-  const requestClass = f?.stringList("requestClass", { allowSingle: true }) ?? null;
-  f?.done();
-  if (f && inputTokensGt !== null && inputTokensLte !== null && inputTokensGt >= inputTokensLte) {
-    issues.error(
-      f.at("inputTokensGt"),
-      `never matches: inputTokensGt (${inputTokensGt}) is not below inputTokensLte (${inputTokensLte})`,
-    );
-  }
-  return { taskIn, inputTokensLte, inputTokensGt, requestClass };
 }
 
 function parseQueuePolicy(

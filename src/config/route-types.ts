@@ -3,7 +3,10 @@
 /** What the gateway does with `max_tokens` above the pool's `maxOutputTokens`. */
 export type OutputTokensPolicy = "clamp" | "reject";
 
-/** `rules`: evaluate rules. `legacy_passthrough`: route rollback — skip rules, send to each alias's default pool. */
+/**
+ * `rules`: evaluate rules. `legacy_passthrough`: route rollback — every request goes to `spec.legacy`
+ * unchanged; without a legacy service, rules are skipped and each alias's default pool is used.
+ */
 export type GlobalMode = "rules" | "legacy_passthrough";
 
 /** One entry of `modelAliases.<alias>.pools[]`: a pool and the limits this alias uses it with. */
@@ -37,6 +40,8 @@ export interface AliasTarget {
   /** Endpoints running another version are never picked; null: any version. */
   readonly modelVersion: string | null;
   readonly weight: number;
+  /** Model-alias rollback: the version this target named, now served at the alias's `defaultVersion`. */
+  readonly rolledBackFrom?: string | null;
 }
 
 /** Whose requests stay on one target: the tenant's, those with one value of a header, or nobody's. */
@@ -110,6 +115,61 @@ export interface RouteConfig {
   readonly rules: readonly RouteRule[];
   /** `spec.knownTasks` plus every task named in a rule's `taskIn`. */
   readonly knownTasks: ReadonlySet<string>;
+  /** `spec.legacy`: where `legacy_passthrough` and the rollout's legacy side send requests. */
+  readonly legacy: LegacyService | null;
+  /** `spec.rollout`; null: every request is routed (the `full` stage). */
+  readonly rollout: Rollout | null;
 }
 
 export const ROUTE_VERSION_ANNOTATION = "ai.example.com/route-config-version";
+
+/**
+ * Seed 004's rollout stages. `shadow-label`: requests are profiled and routed on paper, traffic goes to
+ * the legacy service. `canary`: a sticky share of one pool's matching requests is served by tokengate,
+ * the rest by the legacy service. `full`: tokengate serves everything.
+ */
+export type RolloutStage = "shadow-label" | "canary" | "full";
+
+export const ROLLOUT_STAGES: readonly RolloutStage[] = ["shadow-label", "canary", "full"];
+
+/** The service traffic went to before tokengate (seed 004's old path): a route rollback sends it there. */
+export interface LegacyService {
+  /** `http://host:port`; requests keep their path and body. */
+  readonly url: string;
+}
+
+/** `spec.rollout.canary`: which requests of `routeTo` tokengate serves while the stage is `canary`. */
+export interface Canary {
+  readonly match: RuleConditions;
+  /** 0–100; raising it only moves more sticky keys in. */
+  readonly percent: number;
+  /** The pool whose requests (as the rules route them) the canary takes a share of. */
+  readonly routeTo: string;
+  readonly stickyBy: StickyBy;
+}
+
+/** What `tokengate rollout report` checks before a promotion (defaults from seed 004). */
+export interface RolloutGates {
+  /** Fewer requests than this in the stage: not enough to judge, the gates fail. Default 100. */
+  readonly minRequests: number;
+  /** Share of requests with a task label; default 0.95. */
+  readonly labelledRatioMin: number;
+  /** P90 of |estimated − actual| / actual input tokens; default 0.18. */
+  readonly tokenErrorP90Max: number;
+  /** Share of labelled requests whose task the config does not know; default 0.01. */
+  readonly unknownTaskRatioMax: number;
+  /** Canary: share of tokengate-served requests that failed; default 0.01. */
+  readonly canaryErrorRatioMax: number;
+  /** Canary: TTFT P95 of tokengate-served requests; default 1800 (seed 004's acceptance line). */
+  readonly canaryTtftP95MsMax: number;
+}
+
+export interface Rollout {
+  readonly stage: RolloutStage;
+  /** Per-pool stages, for requests the rules send to that pool (long-context and batch follow later). */
+  readonly pools: ReadonlyMap<string, RolloutStage>;
+  readonly canary: Canary | null;
+  /** Labels written on every forwarded request (seed 004's `write_headers`), lowercase. */
+  readonly writeHeaders: readonly string[];
+  readonly gates: RolloutGates;
+}

@@ -38,12 +38,16 @@ export interface ChangeRefused {
     | "config_conflict"
     | "version_exists"
     | "version_not_found"
-    | "reload_without_source";
+    | "reload_without_source"
+    | "rollout_gates_failed"
+    | "rollout_not_forward";
   readonly message: string;
   /** Every validation error (config_invalid). */
   readonly errors?: readonly ConfigError[];
   /** The version running now (config_conflict). */
   readonly current?: string;
+  /** More for the caller (the rollout's gate report). */
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 export interface ChangeApplied {
@@ -64,6 +68,14 @@ export interface ChangeRequest {
   readonly action: ConfigAction;
   readonly note?: string | null;
   readonly forced?: boolean;
+  /**
+   * A last check of the validated config against the one running, inside the change's turn (so nothing
+   * changes between the check and the swap): refuse it, or let it through (`forced`: past a failed check).
+   */
+  readonly guard?: (
+    next: GatewayConfigSet,
+    running: GatewayConfigSet | null,
+  ) => ChangeRefused | { forced: boolean };
 }
 
 /**
@@ -180,6 +192,11 @@ export class ConfigControl {
     const version = checked.config.version;
     const stored = this.history.version(version);
     if (stored && stored.digest !== digestOf(req.files)) return versionExists(version);
+    if (req.guard) {
+      const verdict = req.guard(checked.config, this.target?.config ?? null);
+      if ("ok" in verdict) return verdict;
+      if (verdict.forced) req = { ...req, forced: true };
+    }
     if (version === running && stored) {
       return { ok: true, act: null, config: this.target?.config ?? checked.config, unchanged: true };
     }

@@ -9,7 +9,7 @@ import Database from "better-sqlite3";
 /** What a version is made of: its YAML files by name. */
 export type ConfigFiles = Readonly<Record<string, string>>;
 
-export type ConfigAction = "start" | "apply" | "reload" | "rollback";
+export type ConfigAction = "start" | "apply" | "reload" | "rollback" | "promote";
 
 /** One act that changed the config in force. */
 export interface ConfigAct {

@@ -33,6 +33,8 @@ export type GatewayErrorCode =
   | "version_exists"
   | "version_not_found"
   | "reload_without_source"
+  | "rollout_gates_failed"
+  | "rollout_not_forward"
   | "internal_error";
 
 const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
@@ -65,6 +67,8 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   version_exists: { status: 409, type: "invalid_request_error" },
   version_not_found: { status: 404, type: "invalid_request_error" },
   reload_without_source: { status: 400, type: "invalid_request_error" },
+  rollout_gates_failed: { status: 409, type: "invalid_request_error" },
+  rollout_not_forward: { status: 400, type: "invalid_request_error" },
   internal_error: { status: 500, type: "server_error" },
 };
 

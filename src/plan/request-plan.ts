@@ -193,7 +193,8 @@ export function stickyKeyOf(
   return null;
 }
 
-function firstHeader(headers: IncomingHttpHeaders, name: string): string | null {
+/** A header's first value; null when absent or empty. */
+export function firstHeader(headers: IncomingHttpHeaders, name: string): string | null {
   const v = headers[name];
   const s = Array.isArray(v) ? v[0] : v;
   return s === undefined || s === "" ? null : s;

@@ -33,6 +33,8 @@ export interface RouteTarget {
   readonly how: "weighted" | "adapter" | "base";
   /** Share of the alias's traffic, with `weighted`. */
   readonly percent: number | null;
+  /** Model-alias rollback: the version the alias (or this target) served before `modelVersion`. */
+  readonly rolledBackFrom?: string | null;
 }
 
 /** Where the upstream `max_tokens` came from. */

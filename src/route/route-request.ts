@@ -55,8 +55,11 @@ export function routeRequest(
 
   let chosen: { pool: RoutePool; rule: RouteRule | null; reason: string; label: string } | null = null;
   let candidates = view.pools;
-  if (route.globalMode === "legacy_passthrough") {
-    explain?.push("globalMode legacy_passthrough (route rollback): rules skipped, default pool used");
+  // With a legacy service the rollout stage sends the request there; the rules still decide on paper.
+  if (route.globalMode === "legacy_passthrough" && route.legacy === null) {
+    explain?.push(
+      "globalMode legacy_passthrough (route rollback) without spec.legacy: rules skipped, default pool used",
+    );
     const pool = view.pools.find((x) => x.name === alias.defaultPool) ?? view.pools[0]!;
     candidates = [pool];
     if (tokens(pool) <= pool.maxInputTokens) {
@@ -79,6 +82,10 @@ export function routeRequest(
   let reason = chosen.reason;
   if (target.how === "weighted") reason += `,target=${target.name}(${target.percent}%)`;
   else if (target.how === "adapter") reason += `,adapter=${target.name}`;
+  if (target.rolledBackFrom) {
+    reason += `,alias_rollback=${target.rolledBackFrom}->${target.modelVersion}`;
+    explain?.push(`model-alias rollback: ${target.rolledBackFrom} is served as ${target.modelVersion}`);
+  }
   if (out.clamped) reason += `,max_tokens_clamped=${profile.maxTokens}->${out.maxTokens}`;
   if (target.modelVersion !== null) explain?.push(`model version ${target.modelVersion} required`);
   return {
@@ -254,6 +261,7 @@ function resolveModel(
           modelVersion: alias.defaultVersion,
           how: "base",
           percent: null,
+          rolledBackFrom: alias.rollbackFrom,
         },
       };
     }
@@ -274,6 +282,7 @@ function resolveModel(
           modelVersion: t.modelVersion,
           how: "weighted",
           percent: choice.percent,
+          rolledBackFrom: t.rolledBackFrom ?? null,
         },
       };
     }
@@ -289,6 +298,7 @@ function resolveModel(
           modelVersion: a.defaultVersion,
           how: "adapter",
           percent: null,
+          rolledBackFrom: a.rollbackFrom,
         },
       };
     }

@@ -77,7 +77,7 @@ export function routeConfigAdmin(
     req.method === "POST" &&
     (path === "/admin/config" || path === "/admin/config/rollback" || path === "/admin/config/reload")
   ) {
-    const actor = String(req.headers["x-ai-actor"] ?? "admin").slice(0, 128) || "admin";
+    const actor = actorOf(req);
     readJson(req, res, async (body) => {
       let result: Promise<ChangeResult>;
       if (path === "/admin/config/reload") result = control.reloadFromSource(actor);
@@ -94,14 +94,14 @@ export function routeConfigAdmin(
           note: optionalString(body, "note"),
         });
       }
-      answer(res, await result);
+      answerChange(res, await result);
     });
     return true;
   }
   return false;
 }
 
-function answer(res: http.ServerResponse, r: ChangeResult): void {
+export function answerChange(res: http.ServerResponse, r: ChangeResult): void {
   if (r.ok) {
     sendJson(res, 200, { version: r.config.version, unchanged: r.unchanged, act: r.act });
     return;
@@ -109,14 +109,15 @@ function answer(res: http.ServerResponse, r: ChangeResult): void {
   const details: Record<string, unknown> = {};
   if (r.errors) details.errors = r.errors;
   if (r.current !== undefined) details.current_version = r.current;
+  if (r.details) Object.assign(details, r.details);
   new GatewayError(r.code, r.message, { details }).send(res, "none");
 }
 
-function badField(param: string, what: string): GatewayError {
+export function badField(param: string, what: string): GatewayError {
   return new GatewayError("invalid_request", `${param}: expected ${what}`, { param });
 }
 
-function optionalString(body: Record<string, unknown>, key: string): string | null {
+export function optionalString(body: Record<string, unknown>, key: string): string | null {
   const v = body[key];
   if (v === undefined || v === null) return null;
   if (typeof v !== "string") throw badField(key, "a string");
@@ -124,14 +125,14 @@ function optionalString(body: Record<string, unknown>, key: string): string | nu
 }
 
 /** An apply names the version it replaces (null: the first config of an empty history). */
-function requiredReplaces(body: Record<string, unknown>): string | null {
+export function requiredReplaces(body: Record<string, unknown>): string | null {
   if (!("replaces" in body)) {
     throw badField("replaces", "the version this config replaces (GET /admin/config shows the one running)");
   }
   return optionalString(body, "replaces");
 }
 
-function filesOf(v: unknown): ConfigFiles {
+export function filesOf(v: unknown): ConfigFiles {
   if (v === null || typeof v !== "object" || Array.isArray(v))
     throw badField("files", "an object of file name → YAML text");
   const out: Record<string, string> = {};
@@ -141,4 +142,9 @@ function filesOf(v: unknown): ConfigFiles {
   }
   if (Object.keys(out).length === 0) throw badField("files", "at least one file");
   return out;
+}
+
+/** Who acted: the `X-AI-Actor` header (default `admin`). */
+export function actorOf(req: http.IncomingMessage): string {
+  return String(req.headers["x-ai-actor"] ?? "admin").slice(0, 128) || "admin";
 }

@@ -12,6 +12,7 @@ import { GatewayError, sendBody } from "../errors/gateway-error.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import { readAdminJson, sendJson } from "./admin-body.js";
 import { routeConfigAdmin } from "./admin-config-routes.js";
+import { routeRolloutAdmin } from "./admin-rollout-routes.js";
 import { explainRequest } from "./explain.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
 
@@ -57,6 +58,7 @@ export function routeAdmin(
       return true;
     }
     if (routeConfigAdmin(gw.control, req, res, path, new URLSearchParams(search))) return true;
+    if (routeRolloutAdmin(gw, gw.control, req, res, path)) return true;
   }
   if (req.method === "GET") {
     if (path === "/health") {

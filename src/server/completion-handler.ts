@@ -1,6 +1,6 @@
 // The request path of POST /v1/chat/completions and /v1/completions, one stage after another:
-// identify → read and profile → route → queue (flow control) and pick → forward (retrying before the
-// first byte) → settle.
+// identify → read and profile → route → rollout stage (only when the config can send traffic to the
+// legacy service) → queue (flow control) and pick → forward (retrying before the first byte) → settle.
 // Whatever happens, counters are released and exactly one log line is written.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -13,10 +13,13 @@ import { ClientGone } from "./client-gone.js";
 import { applyOutcome, type ForwardContext, forward, noEndpointError } from "./forward.js";
 import type { GatewayRuntime, Generation, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
+import { forwardToLegacy } from "./legacy-forward.js";
 import { type PickAmong, pickerFor } from "./pick-request.js";
+import { parseJson, recordPlan } from "./plan-record.js";
 import { readBody } from "./request-body.js";
 import { RequestRecord } from "./request-record.js";
 import { RequestTicket } from "./request-ticket.js";
+import { stageRequest } from "./rollout-stage.js";
 import { StreamHeartbeat } from "./stream-heartbeat.js";
 import { type TraceContext, traceContextFrom, traceparentOf } from "./trace-context.js";
 
@@ -102,10 +105,27 @@ async function serve(
   // Identify before reading the body: an unknown caller does not get to upload 4 MiB first.
   const who = gw.identifier.identify(req.headers, req.socket.remoteAddress);
   rec.tenant = who.tenant;
-  const body = parseJson(await readBody(req, config.gateway.limits));
-  const plan = recordPlan(rec, config.gateway.logging.prompts, () =>
-    planRequest(config, gw.correction, { kind, body, headers: req.headers, tenant: who.tenant }),
-  );
+  const raw = await readBody(req, config.gateway.limits);
+  let plan: RequestPlan;
+  if (gen.staged) {
+    // A rollout stage or a route rollback may send it to the legacy service instead.
+    const staged = stageRequest(
+      config,
+      gw.correction,
+      { kind, raw, headers: req.headers, tenant: who.tenant },
+      rec,
+    );
+    if (staged.to === "legacy") {
+      const headers = upstreamTraceHeaders(trace);
+      return forwardToLegacy(gw, config.gateway, staged, res, rec, clientGone, headers);
+    }
+    plan = staged.plan;
+  } else {
+    const body = parseJson(raw);
+    plan = recordPlan(rec, config.gateway.logging.prompts, () =>
+      planRequest(config, gw.correction, { kind, body, headers: req.headers, tenant: who.tenant }),
+    );
+  }
   const { decision } = plan;
   gw.metrics.routeDecisions.labels(decision.pool, decision.reasonLabel).inc();
   const pool = gen.pools.get(decision.pool);
@@ -141,42 +161,6 @@ async function serve(
     headersAlreadySent: () => heartbeat?.started ?? false,
   };
   applyOutcome(ctx, await forward(ctx, placement));
-}
-
-function parseJson(raw: Buffer): unknown {
-  try {
-    return JSON.parse(raw.toString("utf8"));
-  } catch (err) {
-    throw new GatewayError("invalid_json", `the request body is not valid JSON: ${(err as Error).message}`, {
-      param: "body",
-    });
-  }
-}
-
-/** Runs the plan and writes what it decided into the record, also when it refuses the request. */
-function recordPlan(rec: RequestRecord, logPrompts: boolean, make: () => RequestPlan): RequestPlan {
-  let plan: RequestPlan;
-  try {
-    plan = make();
-  } catch (err) {
-    if (err instanceof GatewayError) rec.pool = err.route;
-    throw err;
-  }
-  const { profile, decision } = plan;
-  rec.task = profile.task;
-  rec.requestClass = profile.requestClass;
-  rec.modelAlias = profile.modelAlias;
-  rec.stream = profile.stream;
-  if (logPrompts) rec.prompt = profile.kind === "chat" ? profile.body.messages : profile.body.prompt;
-  rec.inputTokensEstimated = decision.inputTokens;
-  rec.taskKnown = decision.taskKnown;
-  rec.pool = decision.pool;
-  rec.routeReason = decision.reason;
-  rec.reasonLabel = decision.reasonLabel;
-  rec.modelVersion = decision.modelVersion;
-  rec.servedModel = decision.upstreamModel;
-  rec.maxTokens = decision.maxTokens;
-  return plan;
 }
 
 /**
@@ -290,6 +274,18 @@ function settle(gw: GatewayRuntime, rec: RequestRecord): void {
     if (rec.inputTokensActual !== null)
       m.inputTokens.labels(pool, rec.tenant ?? "unknown").inc(rec.inputTokensActual);
     if (rec.outputTokens !== null) m.outputTokens.labels(pool, rec.tenant ?? "unknown").inc(rec.outputTokens);
+  }
+  if (rec.rolloutSide !== null) {
+    const ttftMs = rec.firstTokenAt - rec.t0;
+    gw.rollout.record({
+      rolloutSide: rec.rolloutSide,
+      task: rec.task,
+      taskKnown: rec.taskKnown,
+      inputTokensEstimated: rec.inputTokensEstimated,
+      inputTokensActual: rec.inputTokensActual,
+      status: rec.status,
+      ttftMs,
+    });
   }
   gw.log.write(rec.toLogLine(now));
 }

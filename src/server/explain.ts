@@ -6,8 +6,9 @@ import type { IncomingHttpHeaders } from "node:http";
 import { GatewayError } from "../errors/gateway-error.js";
 import { overHardBound, placeable, softSaturation } from "../flow/saturation.js";
 import { planSummary } from "../plan/plan-summary.js";
-import { planRequest, type RequestPlan } from "../plan/request-plan.js";
+import { firstHeader, planRequest, type RequestPlan, stickyKeyOf } from "../plan/request-plan.js";
 import type { ApiKind } from "../profile/request-profile.js";
+import { rolloutEffect } from "../route/rollout-effect.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
 import { pickerFor } from "./pick-request.js";
 
@@ -31,7 +32,11 @@ export function explainRequest(
     plan = planRequest(gw.config, gw.correction, { kind, body, headers, tenant }, { explain: true });
   } catch (err) {
     if (!(err instanceof GatewayError) || !ROUTE_REFUSALS.has(err.code)) throw err;
-    return { route: { error: { code: err.code, message: err.message, param: err.param } } };
+    const refused: Record<string, unknown> = {
+      route: { error: { code: err.code, message: err.message, param: err.param } },
+    };
+    if (gw.generation.staged) refused.rollout = rolloutExplain(gw, null, body, headers, tenant);
+    return refused;
   }
   const { decision } = plan;
   const out: Record<string, unknown> = {
@@ -39,6 +44,12 @@ export function explainRequest(
     route: planSummary(plan),
     route_trace: decision.explain,
   };
+  if (gw.generation.staged) {
+    const rollout = rolloutExplain(gw, plan, body, headers, tenant);
+    out.rollout = rollout;
+    // The legacy service serves it: no pool queue or pick to show.
+    if (rollout.serves === "legacy") return out;
+  }
   const pool = gw.pools.get(decision.pool);
   if (!pool) return out;
   out.queue = queueExplain(
@@ -111,4 +122,31 @@ function queueExplain(
     endpoints: room,
     would_wait: wouldWait,
   };
+}
+
+/** Who serves the request under the rollout stage or route rollback in force, and why. */
+function rolloutExplain(
+  gw: GatewayRuntime,
+  plan: RequestPlan | null,
+  body: unknown,
+  headers: IncomingHttpHeaders,
+  tenant: string | null,
+): { serves: "tokengate" | "legacy"; stage: string | null; reason: string | null; trace: string[] } {
+  const trace: string[] = [];
+  const b = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : {};
+  const labels = {
+    task: plan?.profile.task ?? (typeof b.task === "string" ? b.task : firstHeader(headers, "x-ai-task")),
+    requestClass:
+      plan?.profile.requestClass ??
+      (typeof b.request_class === "string" ? b.request_class : firstHeader(headers, "x-ai-request-class")),
+  };
+  const effect = rolloutEffect(
+    gw.config.route,
+    labels,
+    plan?.decision ?? null,
+    (by) => stickyKeyOf(by, tenant, headers),
+    trace,
+  );
+  if (effect.to === "route") return { serves: "tokengate", stage: effect.stage, reason: effect.note, trace };
+  return { serves: "legacy", stage: effect.stage ?? "legacy_passthrough", reason: effect.reason, trace };
 }

@@ -3,6 +3,7 @@
 
 import type { Dispatcher } from "undici";
 import type { GatewayConfigSet } from "../config/config-set.js";
+import type { RolloutStats } from "../control/rollout-gates.js";
 import type { AdapterLoader } from "../endpoints/adapter-loader.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { Lease } from "../endpoints/lease.js";
@@ -46,6 +47,8 @@ export interface Generation {
   readonly flow: FlowControl<Placement>;
   /** Every engine, once (pools that borrow share the owner's state), with the pools that use it. */
   readonly engines: ReadonlyMap<EndpointState, readonly string[]>;
+  /** Whether a request may go to the legacy service (a rollout stage or a route rollback): the stage runs. */
+  readonly staged: boolean;
 }
 
 export interface GatewayRuntime {
@@ -61,7 +64,11 @@ export interface GatewayRuntime {
   /** Registers adapters on engines that lack them (pools whose loraAdapters name a path). */
   readonly adapterLoader: AdapterLoader;
   readonly flow: FlowControl<Placement>;
+  /** What the requests of the rollout stage in force showed, for its gates. */
+  readonly rollout: RolloutStats;
   /** The drain's deadline passed and the connections still open are being cut (logged as `shutdown`). */
   readonly cutting: boolean;
   dispatcher(endpoint: EndpointState): Dispatcher;
+  /** The connection pool of one origin (the legacy service's). */
+  dispatcherFor(origin: string): Dispatcher;
 }

@@ -9,6 +9,7 @@ import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
 import { Secret } from "../config/secret.js";
 import type { ConfigControl } from "../control/config-control.js";
+import { RolloutStats, rolloutSignature } from "../control/rollout-gates.js";
 import { AdapterLoader } from "../endpoints/adapter-loader.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { EndpointMonitor } from "../endpoints/scraper.js";
@@ -58,6 +59,8 @@ export class Gateway implements GatewayRuntime {
   };
   /** Engines a reload removed, draining until their last request ends. */
   private readonly retirement: EngineRetirement;
+  /** What the requests of the rollout stage in force showed (its gates); a new stage starts afresh. */
+  rollout: RolloutStats;
   private readonly dispatchers = new Map<string, Pool>();
   private readonly server: http.Server;
   private readonly adminServer: http.Server | null;
@@ -93,6 +96,7 @@ export class Gateway implements GatewayRuntime {
     this.identifier = identifierFor(config);
     const built = buildGeneration(config, null, this.flowListeners);
     this.gen = built.generation;
+    this.rollout = new RolloutStats(rolloutSignature(config.route));
     this.wire(this.gen);
     this.monitor = new EndpointMonitor(this.gen.engines.keys(), {
       onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),
@@ -176,6 +180,8 @@ export class Gateway implements GatewayRuntime {
     previous.flow.handOver();
     generation.flow.start();
     for (const ep of changes.removed) this.retirement.retire(ep);
+    const stage = rolloutSignature(config.route);
+    if (stage !== this.rollout.signature) this.rollout = new RolloutStats(stage);
     this.metrics.configInfo.labels(previous.config.version).set(0);
     this.metrics.configInfo.labels(config.version).set(1);
     // Queued requests may fit where they did not (new bounds, new engines).
@@ -199,15 +205,19 @@ export class Gateway implements GatewayRuntime {
   }
 
   dispatcher(ep: EndpointState): Pool {
-    let d = this.dispatchers.get(ep.url);
+    return this.dispatcherFor(ep.url);
+  }
+
+  dispatcherFor(origin: string): Pool {
+    let d = this.dispatchers.get(origin);
     if (!d) {
-      d = new Pool(ep.url, {
+      d = new Pool(origin, {
         connections: 1024,
         pipelining: 1,
         keepAliveTimeout: 60_000,
         connect: { timeout: this.config.gateway.timeouts.connectMs },
       });
-      this.dispatchers.set(ep.url, d);
+      this.dispatchers.set(origin, d);
     }
     return d;
   }

@@ -11,6 +11,7 @@ import { EndpointState, type EndpointStateOptions } from "../endpoints/endpoint-
 import { FlowControl, type FlowListeners } from "../flow/flow-control.js";
 import { buildPickerProfile, createPrefixIndex, sessionHeader } from "../picker/picker-profile.js";
 import { RetryBudget } from "../proxy/retry-budget.js";
+import { sendsToLegacy } from "../route/rollout-effect.js";
 import type { Generation, Placement, PoolRuntime } from "./gateway-runtime.js";
 
 export type { Generation };
@@ -78,5 +79,6 @@ export function buildGeneration(
   const before = new Set(previous?.engines.keys() ?? []);
   const added = [...engines.keys()].filter((e) => !before.has(e));
   const removed = [...before].filter((e) => !engines.has(e));
-  return { generation: { config, pools, flow, engines }, changes: { added, removed } };
+  const staged = sendsToLegacy(config.route);
+  return { generation: { config, pools, flow, engines, staged }, changes: { added, removed } };
 }

@@ -47,6 +47,13 @@ export class RequestRecord {
   errorCode: string | null = null;
   status = "ok";
   prompt: unknown = undefined;
+  /** The rollout stage that decided (shadow-label, canary, full), or `legacy_passthrough`; null: none. */
+  rolloutStage: string | null = null;
+  /** Sent to the legacy service: where and why tokengate would have routed it (its decision on paper). */
+  wouldRoutePool: string | null = null;
+  wouldRouteReason: string | null = null;
+  /** Who served it under a rollout: the legacy service, the canary, or tokengate as routed; null: no rollout. */
+  rolloutSide: "legacy" | "canary" | "routed" | null = null;
 
   constructor(readonly traceId: string) {}
 
@@ -108,6 +115,11 @@ export class RequestRecord {
       status: this.status,
       config_version: this.configVersion,
     };
+    if (this.rolloutStage !== null) {
+      line.rollout_stage = this.rolloutStage;
+      line.would_route_pool = this.wouldRoutePool;
+      line.would_route_reason = this.wouldRouteReason;
+    }
     if (this.prompt !== undefined) line.prompt = this.prompt;
     return line;
   }

@@ -55,6 +55,11 @@ export interface RequestLogLine {
   error_code: string | null;
   status: string;
   config_version: string | null;
+  /** Under a rollout or route rollback: the stage (or `legacy_passthrough`) that decided. */
+  rollout_stage?: string;
+  /** Sent to the legacy service: the pool and reason tokengate's own decision named (seed 004's shadow stage). */
+  would_route_pool?: string | null;
+  would_route_reason?: string | null;
   prompt?: unknown;
 }
 

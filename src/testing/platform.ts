@@ -45,6 +45,8 @@ export interface PlatformOptions {
   onlineAdapters?: readonly string[];
   /** More aliases (YAML, indented four spaces, under modelAliases). */
   extraAliases?: string;
+  /** More lines (two-space indented) for the InferenceRoute's spec (legacy, rollout, globalMode). */
+  routeExtra?: string;
 }
 
 export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
@@ -121,6 +123,7 @@ metadata:
     ai.example.com/route-config-version: "test-r1"
 spec:
   knownTasks: ["batch_recompute_summary"]
+${opts.routeExtra ?? ""}
   modelAliases:
     summary-default:
       defaultPool: summary-online
