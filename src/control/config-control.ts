@@ -174,7 +174,7 @@ export class ConfigControl {
     return run;
   }
 
-  private applyNow(req: ChangeRequest): ChangeResult {
+  private applyNow(req: ChangeRequest): ChangeResult | Promise<ChangeResult> {
     const checked = this.validate(req.files);
     if (!checked.ok) return checked;
     const running = this.target?.config.version ?? this.history.current()?.version ?? null;
@@ -203,7 +203,7 @@ export class ConfigControl {
     return this.commit(req, checked.config);
   }
 
-  private commit(req: ChangeRequest, config: GatewayConfigSet): ChangeResult {
+  private async commit(req: ChangeRequest, config: GatewayConfigSet): Promise<ChangeResult> {
     let act: ConfigAct;
     try {
       act = this.history.record(config.version, req.files, req);
@@ -212,7 +212,8 @@ export class ConfigControl {
       throw err;
     }
     if (this.target && process.env[CRASH_ENV] === "after-history") process.kill(process.pid, "SIGKILL");
-    this.target?.reload(config);
+    // The history is written: whatever happens now, a restart comes back on this version.
+    await this.target?.reload(config);
     this.audit("config.applied", {
       version: act.version,
       replaced: act.replaced,

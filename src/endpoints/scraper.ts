@@ -126,8 +126,11 @@ export class EndpointMonitor {
     await agent.destroy();
   }
 
-  /** Watches an endpoint; when running, its first probes follow within the start delay. */
-  add(endpoint: EndpointState): void {
+  /**
+   * Watches an endpoint; when running, its first probes follow within the start delay, or at once with
+   * `now` (an engine a reload adds is checked before it takes traffic).
+   */
+  add(endpoint: EndpointState, now = false): void {
     if (this.watches.has(endpoint)) return;
     const w: Watch = {
       endpoint,
@@ -137,7 +140,7 @@ export class EndpointMonitor {
       fresh: null,
     };
     this.watches.set(endpoint, w);
-    if (this.agent !== null) this.begin(w);
+    if (this.agent !== null) this.begin(w, now);
   }
 
   /** Stops watching at once: timers cleared, probes in flight aborted and their results dropped. */
@@ -149,9 +152,10 @@ export class EndpointMonitor {
     return true;
   }
 
-  private begin(w: Watch): void {
+  private begin(w: Watch, now = false): void {
     // Spread first probes so a hundred endpoints added together do not fire in the same tick.
-    const spread = (intervalMs: number) => this.random() * Math.min(intervalMs, this.maxStartDelayMs);
+    const spread = (intervalMs: number) =>
+      now ? 0 : this.random() * Math.min(intervalMs, this.maxStartDelayMs);
     this.schedule(w, "metrics", spread(w.endpoint.metricsIntervalMs));
     this.schedule(w, "health", spread(w.endpoint.healthIntervalMs));
     this.schedule(w, "models", spread(w.endpoint.modelsIntervalMs));

@@ -302,4 +302,18 @@ describe("config changes on a running gateway", () => {
     assert.ok(!p.gateway.monitor.has(second));
     assert.equal(second.inflightRequests, 0);
   });
+
+  it("an engine a change brings back is health-checked before the swap: routable the moment it returns", async () => {
+    // test-r4 (the test before) removed the second online engine; putting test-r1 back re-adds it.
+    assert.equal(p.gateway.config.version, "test-r4");
+    const back = await post(p, "/admin/config/rollback", { to: "test-r1", replaces: "test-r4" });
+    assert.equal(back.status, 200, JSON.stringify(back.body));
+    const eps = p.gateway.pools.get("summary-online")!.endpoints;
+    assert.equal(eps.length, 2);
+    const now = Date.now();
+    for (const e of eps) {
+      assert.notEqual(e.lastHealthAt, null, `${e.name} was checked before the swap`);
+      assert.ok(e.routable(now), `${e.name} is routable at once`);
+    }
+  });
 });

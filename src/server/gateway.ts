@@ -28,7 +28,7 @@ import { handleCompletion } from "./completion-handler.js";
 import { EngineRetirement } from "./engine-retirement.js";
 import { collectGauges } from "./gateway-gauges.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
-import { buildGeneration, type EngineChanges, type Generation } from "./generation.js";
+import { buildGeneration, type EngineChanges, type Generation, newEngines } from "./generation.js";
 import { Identifier } from "./identify.js";
 import { modelById, modelList } from "./model-list.js";
 import { wirePassiveHealth } from "./passive-health.js";
@@ -40,6 +40,9 @@ export interface GatewayOptions {
   port?: number;
   host?: string;
 }
+
+/** The longest a reload waits for the first health check of the engines it adds (a probe times out at 1 s). */
+const RELOAD_WARMUP_MS = 1500;
 
 export class Gateway implements GatewayRuntime {
   /** The generation in force: swapped whole by a reload (generation.ts). */
@@ -169,9 +172,14 @@ export class Gateway implements GatewayRuntime {
    * new requests, the ones on it finish — and then leaves the monitor. Listener settings (ports, hosts)
    * and the log destination take effect at the next start.
    */
-  reload(config: GatewayConfigSet): EngineChanges {
+  async reload(config: GatewayConfigSet): Promise<EngineChanges> {
+    // Engines new to this config are health-checked first: they take traffic known healthy or not at all.
+    const fresh = newEngines(config, this.gen);
+    for (const ep of fresh) this.monitor.add(ep, true);
+    await firstHealthChecks(fresh, RELOAD_WARMUP_MS);
     const previous = this.gen;
-    const { generation, changes } = buildGeneration(config, previous, this.flowListeners);
+    const { generation, changes } = buildGeneration(config, previous, this.flowListeners, fresh);
+    for (const ep of fresh) if (!generation.engines.has(ep)) this.monitor.remove(ep);
     const identifier = identifierFor(config);
     for (const ep of changes.added) this.monitor.add(ep);
     this.wire(generation);
@@ -240,16 +248,10 @@ export class Gateway implements GatewayRuntime {
       this.opts.host ?? g.listen.host,
     );
     if (this.adminServer) this.adminPort = await listen(this.adminServer, g.admin.port, g.admin.host);
-    await this.firstHealthChecks(3000);
-  }
-
-  /** Resolves once every endpoint has been health-checked once (or after `timeoutMs`). */
-  private async firstHealthChecks(timeoutMs: number): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    const all = [...this.pools.values()].flatMap((p) => p.endpoints);
-    while (Date.now() < until && all.some((e) => e.lastHealthAt === null)) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await firstHealthChecks(
+      [...this.pools.values()].flatMap((p) => p.endpoints),
+      3000,
+    );
   }
 
   private serveCompletion(kind: ApiKind, req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -443,5 +445,13 @@ function safeDecode(segment: string): string {
     return decodeURIComponent(segment);
   } catch {
     return segment;
+  }
+}
+
+/** Resolves once every endpoint has been health-checked once (or after `timeoutMs`). */
+async function firstHealthChecks(endpoints: readonly EndpointState[], timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until && endpoints.some((e) => e.lastHealthAt === null)) {
+    await new Promise((r) => setTimeout(r, 5));
   }
 }

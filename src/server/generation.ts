@@ -30,6 +30,27 @@ function optionsKey(o: EndpointStateOptions): string {
 }
 
 /**
+ * The engines `config` lists that `previous` does not run, as new states: a reload health-checks them
+ * before the swap (buildGeneration's `prepared`), so a rollback to engines a bad version had removed
+ * does not meet them unchecked — "not healthy yet" — for a probe interval.
+ */
+export function newEngines(config: GatewayConfigSet, previous: Generation): EndpointState[] {
+  const running = new Set<string>();
+  for (const ep of previous.engines.keys()) if (!ep.retired) running.add(optionsKey(ep.options));
+  const urls = new Set<string>();
+  const out: EndpointState[] = [];
+  for (const pool of config.pools.values()) {
+    for (const o of EndpointState.optionsForPool(pool)) {
+      // The first pool to list a URL owns its state, as in buildGeneration.
+      if (urls.has(o.url)) continue;
+      urls.add(o.url);
+      if (!running.has(optionsKey(o))) out.push(new EndpointState(o));
+    }
+  }
+  return out;
+}
+
+/**
  * Builds a generation from `config`, reusing what `previous` had where nothing changed.
  * @example const { generation, changes } = buildGeneration(config, null, listeners);
  */
@@ -37,10 +58,12 @@ export function buildGeneration(
   config: GatewayConfigSet,
   previous: Generation | null,
   listeners: FlowListeners,
+  prepared: readonly EndpointState[] = [],
 ): { generation: Generation; changes: EngineChanges } {
   const flow = new FlowControl<Placement>(config, listeners, previous?.flow ?? null);
   const known = new Map<string, EndpointState>();
   for (const ep of previous?.engines.keys() ?? []) known.set(optionsKey(ep.options), ep);
+  for (const ep of prepared) known.set(optionsKey(ep.options), ep);
   // One state per engine: a pool that borrows another's endpoints (seed 004's batch pool borrowing the
   // long-context pods) shares its in-flight counts and scrapes.
   const byUrl = new Map<string, EndpointState>();
