@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
-// `-- --only micro,picker,sim,overhead,overhead-pinned,large-prompts,soak,<scenario>` picks some; the soak
-// (30 min, `--minutes N` to change, 1 with --quick) runs only when named.
+// `-- --only micro,picker,sim,overhead,overhead-pinned,rollback-drill,large-prompts,soak,<scenario>` picks
+// some; the soak (30 min, `--minutes N` to change, 1 with --quick) runs only when named.
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import { largePromptsSummary, runLargePrompts } from "./large-prompts.js";
 import { runMicro } from "./micro.js";
 import { runOverhead } from "./overhead.js";
 import { writeReport } from "./report/write.js";
+import { runRollbackDrill } from "./rollback-drill.js";
 import { runScenario } from "./runner.js";
 import { SCENARIOS } from "./scenarios/index.js";
 import { runSimFidelity } from "./sim-fidelity.js";
@@ -58,6 +59,7 @@ if (only?.has("soak"))
     ...(minutes === undefined ? {} : { minutes }),
     ...(retryBudgetPercent === undefined ? {} : { retryBudgetPercent }),
   });
+if (wanted("rollback-drill")) await runRollbackDrill({ outDir, quick });
 if (wanted("large-prompts"))
   process.stdout.write(largePromptsSummary(await runLargePrompts({ outDir, quick })));
 for (const scenario of Object.values(SCENARIOS)) {

@@ -15,10 +15,15 @@ import { intFlag, numberFlag, parseFlags, textFlag, UsageError, usageFailure } f
 
 const ROUTERS: RouterName[] = ["tokengate", "least-request", "round-robin", "random", "prefix-sticky"];
 
+/** Seed 004's rollback drill (bench/rollback-drill.ts): a run of its own, not a router comparison. */
+const DRILL = "rollback-drill";
+
 export const BENCH_USAGE = `Usage: tokengate bench <scenario | trace.jsonl> [options]
        tokengate bench --list
 
 Scenarios: ${Object.keys(SCENARIOS).join(", ")}
+Also: ${DRILL} — seed 004's rollbacks drilled under streaming load (bad version, config rollback,
+legacy_passthrough on and off, model-alias rollback), tokengate alone; exit 1 if a target is missed
 
 Options:
   --routers <a,b,...>  routers to run (default: the scenario's): ${ROUTERS.join(", ")}
@@ -60,9 +65,9 @@ function readBenchArgs(argv: string[]) {
     throw new UsageError(`unexpected argument "${extra[0]}" (a run takes one scenario or trace)`);
   const isTrace = target.endsWith(".jsonl");
   if (isTrace && !existsSync(target)) throw new UsageError(`no trace file "${target}"`);
-  if (!isTrace && !Object.hasOwn(SCENARIOS, target))
+  if (!isTrace && !Object.hasOwn(SCENARIOS, target) && target !== DRILL)
     throw new UsageError(
-      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}; or a trace.jsonl)`,
+      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}, ${DRILL}; or a trace.jsonl)`,
     );
   if (values.virtual && isTrace) throw new UsageError("--virtual: only for a scenario");
   if (values.fleet !== undefined && !isTrace)
@@ -103,9 +108,18 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   }
   if (args === "list") {
     for (const s of Object.values(SCENARIOS)) process.stdout.write(`${s.name.padEnd(18)} ${s.description}\n`);
+    process.stdout.write(
+      `${DRILL.padEnd(18)} seed 004's three rollbacks under streaming load: time to effect, failures\n`,
+    );
     return 0;
   }
   const { target, routers, seed, durationS } = args;
+  if (target === DRILL) {
+    // Not a routing comparison: seed 004's rollbacks under load, against tokengate alone.
+    const { runRollbackDrill } = await import("../bench/rollback-drill.js");
+    const f = await runRollbackDrill({ outDir: args.out ?? `bench-results/${DRILL}`, quick: args.quick });
+    return f.targets.met && f.targets.noFailedRequestByAnAct ? 0 : 1;
+  }
   let scenario: Scenario;
   let trace: ReturnType<typeof parseTraceLines> | undefined;
   if (args.isTrace) {
