@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -125,5 +125,31 @@ describe("tokengate route explain", () => {
       2,
     );
     assert.equal((await run(["--help"])).code, 0);
+  });
+
+  it("says who serves the request under a rollout stage: the legacy service in shadow-label, a tenant's canary side", async () => {
+    const staged = join(dir, "staged");
+    await cp(config, staged, { recursive: true });
+    const route = join(staged, "route.yaml");
+    const text = await readFile(route, "utf8");
+    const withRollout = (block: string) =>
+      writeFile(
+        route,
+        text.replace("spec:\n", `spec:\n  legacy: { url: "http://legacy.internal:8000" }\n${block}`),
+      );
+    await withRollout("  rollout: { stage: shadow-label }\n");
+    const args = ["explain", "--config", staged, "--task", "live_ticket_summary", "--input-tokens", "2864"];
+    let r = await run(args);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^pool: summary-online$/m, "the decision on paper");
+    assert.match(
+      r.out,
+      /^served by: the legacy service http:\/\/legacy.internal:8000 \(rollout=shadow-label\)$/m,
+    );
+    await withRollout(
+      "  rollout:\n    stage: canary\n    canary: { match: { inputTokensLte: 8192 }, percent: 100, routeTo: summary-online }\n",
+    );
+    r = await run([...args, "--tenant", "support-basic"]);
+    assert.match(r.out, /^served by: tokengate \(canary=100%\)$/m);
   });
 });

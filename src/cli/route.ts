@@ -1,12 +1,14 @@
 // `tokengate route explain`: shows which pool a request would go to and why, without sending anything.
 
 import { readFile } from "node:fs/promises";
+import type { GatewayConfigSet } from "../config/config-set.js";
 import { formatConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/loader.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { planSummary } from "../plan/plan-summary.js";
-import { planRequest, type RequestPlan, RouteRefusal } from "../plan/request-plan.js";
+import { planRequest, type RequestPlan, RouteRefusal, stickyKeyOf } from "../plan/request-plan.js";
 import type { ChatMessageLike } from "../profile/token-estimate.js";
+import { rolloutEffect, sendsToLegacy } from "../route/rollout-effect.js";
 import type { RouteDecision } from "../route/route-decision.js";
 import { adminTarget } from "./admin-client.js";
 import { type CommandOutput, intFlag, parseFlags, processOutput, UsageError, usageFailure } from "./args.js";
@@ -154,10 +156,12 @@ export async function runRouteCommand(argv: string[], io: CommandOutput = proces
       throw err;
     }
     const error = openAIError(err);
-    if (args.json) io.out(`${JSON.stringify({ error, explain: err.explain }, null, 2)}\n`);
+    const rollout = rolloutLines(loaded.config, null, headers, args.tenant);
+    if (args.json) io.out(`${JSON.stringify({ error, explain: err.explain, rollout }, null, 2)}\n`);
     else {
       io.out(`${JSON.stringify({ error }, null, 2)}\n`);
       io.out(`trace:\n${err.explain.map((l) => `  ${l}\n`).join("")}`);
+      if (rollout) io.out(`${rollout.join("\n")}\n`);
     }
     return 1;
   }
@@ -165,9 +169,37 @@ export async function runRouteCommand(argv: string[], io: CommandOutput = proces
     args.inputTokens !== undefined
       ? `${args.inputTokens} (given)`
       : `${plan.decision.inputTokens} (estimated from ${args.requestFile ?? "the request"})`;
-  if (args.json) io.out(`${JSON.stringify({ ...plan.decision, summary: planSummary(plan) }, null, 2)}\n`);
-  else io.out(describeDecision(plan.decision, inputSource));
+  const rollout = rolloutLines(loaded.config, plan, headers, args.tenant);
+  if (args.json)
+    io.out(`${JSON.stringify({ ...plan.decision, summary: planSummary(plan), rollout }, null, 2)}\n`);
+  else io.out(`${describeDecision(plan.decision, inputSource)}${rollout ? `${rollout.join("\n")}\n` : ""}`);
   return 0;
+}
+
+/** Who serves it under the config's rollout stage or route rollback; null when tokengate serves everything. */
+function rolloutLines(
+  config: GatewayConfigSet,
+  plan: RequestPlan | null,
+  headers: Record<string, string>,
+  tenant: string | null,
+): string[] | null {
+  if (!sendsToLegacy(config.route)) return null;
+  const trace: string[] = [];
+  const effect = rolloutEffect(
+    config.route,
+    {
+      task: plan?.profile.task ?? headers["x-ai-task"] ?? null,
+      requestClass: plan?.profile.requestClass ?? headers["x-ai-request-class"] ?? null,
+    },
+    plan?.decision ?? null,
+    (by) => stickyKeyOf(by, tenant, headers),
+    trace,
+  );
+  const served =
+    effect.to === "route"
+      ? `tokengate${effect.note ? ` (${effect.note})` : ""}`
+      : `the legacy service ${config.route.legacy!.url} (${effect.reason})`;
+  return [`served by: ${served}`, ...trace.map((l) => `  ${l}`)];
 }
 
 /** seed 004's extended OpenAI error body for a routing refusal. */

@@ -3,8 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { Pool } from "undici";
+import type { Pool } from "undici";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
 import { Secret } from "../config/secret.js";
@@ -29,9 +28,11 @@ import { EngineRetirement } from "./engine-retirement.js";
 import { collectGauges } from "./gateway-gauges.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
 import { buildGeneration, type EngineChanges, type Generation, newEngines } from "./generation.js";
+import { close, listen } from "./http-listen.js";
 import { Identifier } from "./identify.js";
 import { modelById, modelList } from "./model-list.js";
 import { wirePassiveHealth } from "./passive-health.js";
+import { UpstreamPools } from "./upstream-pools.js";
 
 export interface GatewayOptions {
   /** Overrides the config's log destination (`none` keeps lines in memory for the listener only). */
@@ -64,7 +65,7 @@ export class Gateway implements GatewayRuntime {
   private readonly retirement: EngineRetirement;
   /** What the requests of the rollout stage in force showed (its gates); a new stage starts afresh. */
   rollout: RolloutStats;
-  private readonly dispatchers = new Map<string, Pool>();
+  private readonly upstream = new UpstreamPools(() => this.config.gateway.timeouts.connectMs);
   private readonly server: http.Server;
   private readonly adminServer: http.Server | null;
   private readonly opts: GatewayOptions;
@@ -217,17 +218,7 @@ export class Gateway implements GatewayRuntime {
   }
 
   dispatcherFor(origin: string): Pool {
-    let d = this.dispatchers.get(origin);
-    if (!d) {
-      d = new Pool(origin, {
-        connections: 1024,
-        pipelining: 1,
-        keepAliveTimeout: 60_000,
-        connect: { timeout: this.config.gateway.timeouts.connectMs },
-      });
-      this.dispatchers.set(origin, d);
-    }
-    return d;
+    return this.upstream.for(origin);
   }
 
   /** Listens, and waits (briefly) for the first health checks so the first requests find endpoints. */
@@ -344,7 +335,7 @@ export class Gateway implements GatewayRuntime {
     this.flow.stop();
     await this.monitor.stop();
     await Promise.all([close(this.server), this.adminServer ? close(this.adminServer) : Promise.resolve()]);
-    await Promise.all([...this.dispatchers.values()].map((d) => d.destroy()));
+    await this.upstream.destroy();
     await this.log.close();
   }
 
@@ -405,24 +396,6 @@ function identifierFor(config: GatewayConfigSet): Identifier {
   const auth = config.gateway.auth;
   const up = auth.trustedUpstreams;
   return new Identifier(auth, up && up.addresses.length > 0 ? trustedAddressList(up.addresses) : null);
-}
-
-function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    // A deep accept queue: a burst of new client connections must not overflow into SYN retries.
-    server.listen({ port, host, backlog: 4096 }, () => {
-      server.off("error", reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function close(server: http.Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
 
 function sleep(ms: number): Promise<void> {
