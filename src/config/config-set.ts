@@ -1,17 +1,10 @@
 // GatewayConfigSet: everything the gateway runs from, validated and frozen; built only from a config with
 // no errors, so a failed reload never yields a half-built value.
+import type { BudgetConfig } from "../budget/budget-types.js";
 import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
 import type { GatewaySettings } from "./gateway-settings.js";
 import type { InferencePoolConfig } from "./inference-pool.js";
 import type { RouteConfig } from "./route-types.js";
-
-/** A document kept without validation (its kind is validated by a later part). */
-export interface StoredDocument {
-  readonly kind: string;
-  readonly name: string;
-  readonly file: string;
-  readonly spec: unknown;
-}
 
 /** Where each document came from, for `config validate` and the admin API. */
 export interface DocumentSummary {
@@ -34,8 +27,8 @@ export interface GatewayConfigSet {
   readonly gateway: GatewaySettings;
   /** Each pool's endpoint picker (EndpointPicker documents, or the defaults). */
   readonly pickers: ReadonlyMap<string, EndpointPickerConfig>;
-  /** InferenceBudget documents, stored for the budget stage. */
-  readonly budgets: readonly StoredDocument[];
+  /** Every InferenceBudget document's tenants, merged (no documents: no tenant has a budget). */
+  readonly budgets: BudgetConfig;
   /** Files read, in order. */
   readonly sources: readonly string[];
   readonly documents: readonly DocumentSummary[];

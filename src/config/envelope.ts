@@ -11,11 +11,11 @@ export const VALIDATED_KINDS = [
   "InferenceRoute",
   "GatewayConfig",
   "EndpointPicker",
+  "InferenceBudget",
 ] as const;
-/** Kinds recognised but stored as-is (budgets: a later issue) or skipped (the simulator's fleet). */
-export const STORED_KINDS = ["InferenceBudget"] as const;
+/** Kinds recognised and skipped (the simulator's fleet). */
 export const SKIPPED_KINDS = ["SimFleet"] as const;
-export const KNOWN_KINDS = [...VALIDATED_KINDS, ...STORED_KINDS, ...SKIPPED_KINDS] as const;
+export const KNOWN_KINDS = [...VALIDATED_KINDS, ...SKIPPED_KINDS] as const;
 export type ConfigKind = (typeof KNOWN_KINDS)[number];
 
 /** Kubernetes object names (RFC 1123 subdomain), which also keeps them safe as metric label values. */

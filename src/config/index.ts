@@ -1,5 +1,5 @@
 // The config package's public surface: load a file or folder into a frozen GatewayConfigSet, or into errors.
-export type { DocumentSummary, GatewayConfigSet, StoredDocument } from "./config-set.js";
+export type { DocumentSummary, GatewayConfigSet } from "./config-set.js";
 export { type ConfigError, formatConfigError } from "./errors.js";
 export {
   type AdminListener,

@@ -35,8 +35,12 @@ describe("loadConfig on the support-summary example", () => {
     assert.equal(c.gateway.auth.trustedUpstreams?.sharedSecret, env.TOKENGATE_UPSTREAM_SECRET);
     assert.deepEqual(
       c.sources.map((s) => s.replace(`${example}/`, "")).filter((s) => s !== "fleet.yaml"),
-      ["gateway.yaml", "pools.yaml", "route.yaml"],
+      ["budget.yaml", "gateway.yaml", "pools.yaml", "route.yaml"],
     );
+    assert.equal(c.budgets.tenants.get("support-basic")?.maxSingleInputTokens, 12000);
+    assert.deepEqual(c.budgets.tenants.get("quality-job")?.allowedWindows, [
+      { startMinutes: 1200, endMinutes: 510 },
+    ]);
     for (const d of c.documents.filter((x) => x.kind === "SimFleet")) assert.equal(d.skipped, true);
     assert.deepEqual(r.warnings, []);
   });
@@ -166,14 +170,22 @@ spec:
     m: { defaultPool: a, pools: [{ name: a, maxInputTokens: 100, maxOutputTokens: 10 }] }
 `;
 
-  it("accepts both API groups and stores InferenceBudget documents unvalidated", () => {
+  it("accepts both API groups and validates InferenceBudget documents", () => {
     const budget =
-      "apiVersion: ai.example.com/v1alpha1\nkind: InferenceBudget\nmetadata: { name: b }\nspec: { tenants: [] }\n";
+      "apiVersion: ai.example.com/v1alpha1\nkind: InferenceBudget\nmetadata: { name: b }\nspec: { timeZone: Asia/Shanghai, tenants: [{ name: t, concurrentRequests: 2 }] }\n";
     const r = loadConfigTexts({ "all.yaml": `${pool("a")}---\n${route}---\n${budget}` });
-    assert.ok(r.ok);
-    assert.deepEqual(r.config.budgets, [
-      { kind: "InferenceBudget", name: "b", file: "all.yaml", spec: { tenants: [] } },
-    ]);
+    assert.ok(r.ok, r.ok ? "" : JSON.stringify(r.errors));
+    assert.equal(r.config.budgets.timeZone, "Asia/Shanghai");
+    assert.equal(r.config.budgets.tenants.get("t")?.concurrentRequests, 2);
+    const bad = loadConfigTexts({
+      "all.yaml": `${pool("a")}---\n${route}---\n${budget.replace("concurrentRequests: 2", "concurentRequests: 2")}`,
+    });
+    assert.ok(!bad.ok);
+    assert.match(
+      bad.errors[0]!.message,
+      /unknown field "concurentRequests".*did you mean "concurrentRequests"/,
+    );
+    assert.equal(bad.errors[0]!.path, "spec.tenants[0].concurentRequests");
     assert.deepEqual(r.config.gateway.listen, { host: "0.0.0.0", port: 8080 });
   });
 

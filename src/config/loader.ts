@@ -1,6 +1,7 @@
 // Loads a config file or folder into a GatewayConfigSet, or into every error found (never a partial config).
 
-import type { DocumentSummary, GatewayConfigSet, StoredDocument } from "./config-set.js";
+import { mergeBudgets, type PlacedBudget, parseInferenceBudget } from "../budget/budget-config.js";
+import type { DocumentSummary, GatewayConfigSet } from "./config-set.js";
 import { deepFreeze } from "./deep-freeze.js";
 import { type PlacedPickerConfig, parseEndpointPickerDoc, pickersByPool } from "./endpoint-picker.js";
 import { type ConfigKind, type Envelope, readEnvelope, skippedKind } from "./envelope.js";
@@ -156,12 +157,13 @@ function validateSources(sources: SourceSet, root: string, options: LoadOptions)
   }
   const pickers = pickersByPool(placedPickers, poolNames);
 
-  const budgets: StoredDocument[] = get("InferenceBudget").map((b) => ({
-    kind: b.env.kind,
-    name: b.env.name,
-    file: b.source.file,
-    spec: b.env.specValue,
-  }));
+  const placedBudgets: PlacedBudget[] = [];
+  for (const b of get("InferenceBudget")) {
+    const budget = parseInferenceBudget(b.env, b.issues);
+    const where = `${b.source.file}:${b.source.locate([]).line}`;
+    if (budget) placedBudgets.push({ budget, issues: b.issues, where });
+  }
+  const budgets = mergeBudgets(placedBudgets);
 
   for (const list of byKind.values()) for (const p of list) report(p.source, p.issues.items);
   if (sources.documents.length === 0 && sources.errors.length === 0) {

@@ -35,6 +35,10 @@ export type GatewayErrorCode =
   | "reload_without_source"
   | "rollout_gates_failed"
   | "rollout_not_forward"
+  | "budget_exceeded"
+  | "concurrency_limit"
+  | "outside_allowed_window"
+  | "input_too_large"
   | "internal_error";
 
 const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
@@ -69,6 +73,10 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   reload_without_source: { status: 400, type: "invalid_request_error" },
   rollout_gates_failed: { status: 409, type: "invalid_request_error" },
   rollout_not_forward: { status: 400, type: "invalid_request_error" },
+  budget_exceeded: { status: 429, type: "rate_limit_error" },
+  concurrency_limit: { status: 429, type: "rate_limit_error" },
+  outside_allowed_window: { status: 429, type: "rate_limit_error" },
+  input_too_large: { status: 400, type: "invalid_request_error" },
   internal_error: { status: 500, type: "server_error" },
 };
 

@@ -5,6 +5,7 @@
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
+import { formatClock, formatWindow } from "../budget/time-window.js";
 import type { Secret } from "../config/secret.js";
 import type { ConfigControl } from "../control/config-control.js";
 import { snapshotOf } from "../endpoints/snapshot.js";
@@ -96,6 +97,13 @@ export function routeAdmin(
       );
       return true;
     }
+    if (path === "/admin/budgets") {
+      budgetView(gw).then(
+        (v) => sendJson(res, 200, v),
+        (err: unknown) => new GatewayError("internal_error", String(err)).send(res, "none"),
+      );
+      return true;
+    }
     if (path === "/admin/config") {
       sendJson(res, 200, {
         version: gw.config.version,
@@ -181,4 +189,24 @@ function setDraining(
     });
     sendJson(res, 200, snapshotOf(ep, Date.now()));
   });
+}
+
+/** GET /admin/budgets: each budgeted tenant's limits and its use of the current budget day. */
+async function budgetView(gw: GatewayRuntime): Promise<Record<string, unknown>> {
+  const b = gw.config.budgets;
+  const now = new Date();
+  const tenants = await Promise.all(
+    [...b.tenants.values()].map(async (t) => ({
+      tenant: t.name,
+      limits: {
+        dailyInputTokens: t.dailyInputTokens,
+        dailyOutputTokens: t.dailyOutputTokens,
+        concurrentRequests: t.concurrentRequests,
+        maxSingleInputTokens: t.maxSingleInputTokens,
+        allowedWindows: t.allowedWindows.map(formatWindow),
+      },
+      usage: await gw.budgets.usage(t.name, now),
+    })),
+  );
+  return { time_zone: b.timeZone, day_starts_at: formatClock(b.dayStartsAtMinutes), tenants };
 }

@@ -1,6 +1,7 @@
 // The request path of POST /v1/chat/completions and /v1/completions, one stage after another:
 // identify → read and profile → route → rollout stage (only when the config can send traffic to the
-// legacy service) → queue (flow control) and pick → forward (retrying before the first byte) → settle.
+// legacy service) → budget (budgeted tenants) → queue (flow control) and pick → forward (retrying before
+// the first byte) → settle (the budget's reservation too).
 // Whatever happens, counters are released and exactly one log line is written.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -9,6 +10,7 @@ import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { planRequest, type RequestPlan } from "../plan/request-plan.js";
 import type { ApiKind } from "../profile/request-profile.js";
+import { admitToBudget, budgeted, settleBudget } from "./budget-stage.js";
 import { ClientGone } from "./client-gone.js";
 import { applyOutcome, type ForwardContext, forward, noEndpointError } from "./forward.js";
 import type { GatewayRuntime, Generation, Placement, PoolRuntime } from "./gateway-runtime.js";
@@ -84,6 +86,7 @@ export async function handleCompletion(
       rec.errorCode = "gateway_shutdown";
       if (res.headersSent) rec.httpStatus = res.statusCode;
     }
+    if (rec.reservation !== null) settleBudget(gw, rec, rec.reservation);
     settle(gw, rec);
   }
 }
@@ -128,6 +131,7 @@ async function serve(
   }
   const { decision } = plan;
   gw.metrics.routeDecisions.labels(decision.pool, decision.reasonLabel).inc();
+  if (budgeted(gw, who.tenant)) await admitToBudget(gw, who.tenant, plan, rec);
   const pool = gen.pools.get(decision.pool);
   if (!pool) throw noEndpointError(decision.pool, "it has no endpoints", null);
   const pickAmong = pickerFor(pool.picker, plan.pickRequest);

@@ -2,6 +2,7 @@
 // and the shared services (metrics, log, identity, token correction, upstream connections).
 
 import type { Dispatcher } from "undici";
+import type { BudgetStore } from "../budget/budget-ledger.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import type { RolloutStats } from "../control/rollout-gates.js";
 import type { AdapterLoader } from "../endpoints/adapter-loader.js";
@@ -64,6 +65,8 @@ export interface GatewayRuntime {
   /** Registers adapters on engines that lack them (pools whose loraAdapters name a path). */
   readonly adapterLoader: AdapterLoader;
   readonly flow: FlowControl<Placement>;
+  /** Tenant budgets' accounting (budget-stage.ts). */
+  readonly budgets: BudgetStore;
   /** What the requests of the rollout stage in force showed, for its gates. */
   readonly rollout: RolloutStats;
   /** The drain's deadline passed and the connections still open are being cut (logged as `shutdown`). */

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { Pool } from "undici";
+import { MemoryBudgetStore } from "../budget/budget-ledger.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
 import { Secret } from "../config/secret.js";
@@ -63,6 +64,8 @@ export class Gateway implements GatewayRuntime {
   };
   /** Engines a reload removed, draining until their last request ends. */
   private readonly retirement: EngineRetirement;
+  /** Tenant budgets, kept across reloads (a reload sets their limits). */
+  readonly budgets: MemoryBudgetStore;
   /** What the requests of the rollout stage in force showed (its gates); a new stage starts afresh. */
   rollout: RolloutStats;
   private readonly upstream = new UpstreamPools(() => this.config.gateway.timeouts.connectMs);
@@ -101,6 +104,7 @@ export class Gateway implements GatewayRuntime {
     const built = buildGeneration(config, null, this.flowListeners);
     this.gen = built.generation;
     this.rollout = new RolloutStats(rolloutSignature(config.route));
+    this.budgets = new MemoryBudgetStore(config.budgets);
     this.wire(this.gen);
     this.monitor = new EndpointMonitor(this.gen.engines.keys(), {
       onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),
@@ -189,6 +193,7 @@ export class Gateway implements GatewayRuntime {
     previous.flow.handOver();
     generation.flow.start();
     for (const ep of changes.removed) this.retirement.retire(ep);
+    this.budgets.setConfig(config.budgets);
     const stage = rolloutSignature(config.route);
     if (stage !== this.rollout.signature) this.rollout = new RolloutStats(stage);
     this.metrics.configInfo.labels(previous.config.version).set(0);

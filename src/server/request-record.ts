@@ -1,6 +1,7 @@
 // What the gateway learns about one request as it passes the stages; turned into the one log line and
 // the metrics at the end, whatever happened.
 
+import type { Reservation } from "../budget/budget-ledger.js";
 import { isoTime } from "../telemetry/iso-time.js";
 import type { RequestLogLine } from "../telemetry/request-log.js";
 
@@ -54,6 +55,8 @@ export class RequestRecord {
   wouldRouteReason: string | null = null;
   /** Who served it under a rollout: the legacy service, the canary, or tokengate as routed; null: no rollout. */
   rolloutSide: "legacy" | "canary" | "routed" | null = null;
+  /** What the tenant's budget holds for this request until it ends; null: not budgeted. */
+  reservation: Reservation | null = null;
 
   constructor(readonly traceId: string) {}
 

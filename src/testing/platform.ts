@@ -47,6 +47,8 @@ export interface PlatformOptions {
   extraAliases?: string;
   /** More lines (two-space indented) for the InferenceRoute's spec (legacy, rollout, globalMode). */
   routeExtra?: string;
+  /** An InferenceBudget document, as budget.yaml. */
+  budgetYaml?: string;
 }
 
 export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
@@ -161,7 +163,12 @@ spec:
   timeouts: ${opts.timeouts ?? "{ connectMs: 500, firstByteMs: 5000, idleMs: 2000, totalMs: 20000 }"}
   retry: { maxAttempts: 2, budgetPercent: 100 }
 ${opts.gatewayExtra ?? ""}`;
-  const configTexts = { "pools.yaml": pools, "route.yaml": route, "gateway.yaml": gateway };
+  const configTexts: Record<string, string> = {
+    "pools.yaml": pools,
+    "route.yaml": route,
+    "gateway.yaml": gateway,
+  };
+  if (opts.budgetYaml) configTexts["budget.yaml"] = opts.budgetYaml;
   const loaded = loadConfigTexts(configTexts);
   if (!loaded.ok) throw new Error(loaded.errors.map((e) => `${e.path}: ${e.message}`).join("\n"));
   const gw = new Gateway(loaded.config, { logDestination: "none" });
