@@ -56,6 +56,8 @@ export interface BudgetStore {
   /** Idempotent: settling a reservation again (or one this store never made) does nothing. */
   settle(res: Reservation, actual: Settlement): Promise<void>;
   usage(tenant: string, now: Date): Promise<TenantUsage>;
+  /** A reloaded config: what was counted stays; new limits apply to the next admission. */
+  setConfig(config: BudgetConfig): void;
   close(): Promise<void>;
 }
 
@@ -119,7 +121,9 @@ export class MemoryBudgetStore implements BudgetStore {
     // A clock that went back past the kept days counts to the current one.
     const counts = this.countersFor(state, day.key) ?? state.current;
     const budget = this.config.tenants.get(r.tenant);
-    const refusal = budget ? this.check(budget, state, counts, day, input, output, r.now) : null;
+    const refusal = budget
+      ? refusalFor(budget, state.inFlight, counts, day, input, output, r.now, this.config.timeZone)
+      : null;
     if (refusal) return { ok: false, refusal };
     counts.reservedInput += input;
     counts.reservedOutput += output;
@@ -169,98 +173,6 @@ export class MemoryBudgetStore implements BudgetStore {
     if (this.closed) throw new Error("budget store is closed");
   }
 
-  private check(
-    b: TenantBudget,
-    state: TenantState,
-    c: DayCounters,
-    day: BudgetDay,
-    input: number,
-    output: number,
-    now: Date,
-  ): BudgetRefusal | null {
-    const who = `tenant "${b.name}"`;
-    if (b.maxSingleInputTokens !== null && input > b.maxSingleInputTokens) {
-      return {
-        code: "input_too_large",
-        budget: "maxSingleInputTokens",
-        used: input,
-        limit: b.maxSingleInputTokens,
-        retryAfterSeconds: null,
-        message: `the request's ${input} input tokens are above ${who}'s maxSingleInputTokens of ${b.maxSingleInputTokens}: shorten or split the input`,
-      };
-    }
-    const tz = this.config.timeZone;
-    if (!insideWindows(b.allowedWindows, now, tz)) {
-      const wait = secondsUntilOpen(b.allowedWindows, now, tz);
-      const windows = b.allowedWindows.map(formatWindow).join(", ");
-      return {
-        code: "outside_allowed_window",
-        budget: "allowedWindows",
-        used: null,
-        limit: null,
-        retryAfterSeconds: wait,
-        message: `${who} may send requests only during ${windows} (${tz}): retry when the next window opens in ${wait} s`,
-      };
-    }
-    if (b.concurrentRequests !== null && state.inFlight >= b.concurrentRequests) {
-      return {
-        code: "concurrency_limit",
-        budget: "concurrentRequests",
-        used: state.inFlight,
-        limit: b.concurrentRequests,
-        retryAfterSeconds: 1,
-        message: `${who} has ${state.inFlight} requests in flight, its concurrentRequests limit: retry when one finishes`,
-      };
-    }
-    const untilNextDay = Math.max(1, Math.ceil((day.endMs - now.getTime()) / 1000));
-    const daily = (
-      budget: "dailyInputTokens" | "dailyOutputTokens",
-      limit: number | null,
-      spent: number,
-      reserved: number,
-      wanted: number,
-      lower: string,
-    ): BudgetRefusal | null => {
-      if (limit === null || spent + reserved + wanted <= limit) return null;
-      const used = spent + reserved;
-      // Alone too big: waiting never helps. Blocked by reservations only: they often settle below their
-      // estimate, so try again soon. Otherwise the budget day has to turn over.
-      const retryAfterSeconds = wanted > limit ? null : spent + wanted <= limit ? 1 : untilNextDay;
-      const advice =
-        retryAfterSeconds === null
-          ? `this request alone needs ${wanted}: ${lower}`
-          : retryAfterSeconds === 1
-            ? `this request needs ${wanted}: retry when requests in flight finish, or ${lower}`
-            : `this request needs ${wanted}: retry when the budget day ${day.key} ends in ${untilNextDay} s, or ${lower}`;
-      return {
-        code: "budget_exceeded",
-        budget,
-        used,
-        limit,
-        retryAfterSeconds,
-        message: `${who} has used ${used} of its ${budget} ${limit} on ${day.key} (${reserved} reserved by requests in flight); ${advice}`,
-      };
-    };
-    return (
-      daily(
-        "dailyInputTokens",
-        b.dailyInputTokens,
-        c.inputTokens,
-        c.reservedInput,
-        input,
-        "send less input",
-      ) ??
-      daily(
-        "dailyOutputTokens",
-        b.dailyOutputTokens,
-        c.outputTokens,
-        c.reservedOutput,
-        output,
-        "ask for fewer output tokens (max_tokens)",
-      )
-    );
-  }
-
   /** The budget day at `now`, cached until it ends; a new day drops tenants idle since before yesterday. */
   private today(now: Date): BudgetDay {
     const t = now.getTime();
@@ -295,4 +207,94 @@ export class MemoryBudgetStore implements BudgetStore {
     if (s.current.day === day) return s.current;
     return s.previous?.day === day ? s.previous : undefined;
   }
+}
+
+/**
+ * Why `b` refuses a request of `input` estimated tokens and `output` max tokens, given the tenant's
+ * requests in flight and its counters for `day`; null when it is admitted. Checked in this order:
+ * input_too_large, outside_allowed_window, concurrency_limit, the daily budgets. Every store uses it.
+ */
+export function refusalFor(
+  b: TenantBudget,
+  inFlight: number,
+  c: Readonly<Omit<DayCounters, "day">>,
+  day: BudgetDay,
+  input: number,
+  output: number,
+  now: Date,
+  tz: string,
+): BudgetRefusal | null {
+  const who = `tenant "${b.name}"`;
+  if (b.maxSingleInputTokens !== null && input > b.maxSingleInputTokens) {
+    return {
+      code: "input_too_large",
+      budget: "maxSingleInputTokens",
+      used: input,
+      limit: b.maxSingleInputTokens,
+      retryAfterSeconds: null,
+      message: `the request's ${input} input tokens are above ${who}'s maxSingleInputTokens of ${b.maxSingleInputTokens}: shorten or split the input`,
+    };
+  }
+  if (!insideWindows(b.allowedWindows, now, tz)) {
+    const wait = secondsUntilOpen(b.allowedWindows, now, tz);
+    const windows = b.allowedWindows.map(formatWindow).join(", ");
+    return {
+      code: "outside_allowed_window",
+      budget: "allowedWindows",
+      used: null,
+      limit: null,
+      retryAfterSeconds: wait,
+      message: `${who} may send requests only during ${windows} (${tz}): retry when the next window opens in ${wait} s`,
+    };
+  }
+  if (b.concurrentRequests !== null && inFlight >= b.concurrentRequests) {
+    return {
+      code: "concurrency_limit",
+      budget: "concurrentRequests",
+      used: inFlight,
+      limit: b.concurrentRequests,
+      retryAfterSeconds: 1,
+      message: `${who} has ${inFlight} requests in flight, its concurrentRequests limit: retry when one finishes`,
+    };
+  }
+  const untilNextDay = Math.max(1, Math.ceil((day.endMs - now.getTime()) / 1000));
+  const daily = (
+    budget: "dailyInputTokens" | "dailyOutputTokens",
+    limit: number | null,
+    spent: number,
+    reserved: number,
+    wanted: number,
+    lower: string,
+  ): BudgetRefusal | null => {
+    if (limit === null || spent + reserved + wanted <= limit) return null;
+    const used = spent + reserved;
+    // Alone too big: waiting never helps. Blocked by reservations only: they often settle below their
+    // estimate, so try again soon. Otherwise the budget day has to turn over.
+    const retryAfterSeconds = wanted > limit ? null : spent + wanted <= limit ? 1 : untilNextDay;
+    const advice =
+      retryAfterSeconds === null
+        ? `this request alone needs ${wanted}: ${lower}`
+        : retryAfterSeconds === 1
+          ? `this request needs ${wanted}: retry when requests in flight finish, or ${lower}`
+          : `this request needs ${wanted}: retry when the budget day ${day.key} ends in ${untilNextDay} s, or ${lower}`;
+    return {
+      code: "budget_exceeded",
+      budget,
+      used,
+      limit,
+      retryAfterSeconds,
+      message: `${who} has used ${used} of its ${budget} ${limit} on ${day.key} (${reserved} reserved by requests in flight); ${advice}`,
+    };
+  };
+  return (
+    daily("dailyInputTokens", b.dailyInputTokens, c.inputTokens, c.reservedInput, input, "send less input") ??
+    daily(
+      "dailyOutputTokens",
+      b.dailyOutputTokens,
+      c.outputTokens,
+      c.reservedOutput,
+      output,
+      "ask for fewer output tokens (max_tokens)",
+    )
+  );
 }

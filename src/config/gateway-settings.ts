@@ -114,6 +114,12 @@ export interface GatewaySettings {
      */
     readonly drainMs: number;
   };
+  /** Where tenant budgets are counted (InferenceBudget): `memory` (default, one process) or `sqlite`. */
+  readonly budgets: {
+    readonly store: "memory" | "sqlite";
+    /** The SQLite file (`sqlite`); relative paths are from where the gateway runs. */
+    readonly path: string | null;
+  };
   readonly logging: {
     /** Log prompt and completion text; default false. */
     readonly prompts: boolean;
@@ -136,6 +142,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   retry: { maxAttempts: 2, budgetPercent: 10, minRetryConcurrency: 3 },
   streaming: { heartbeatMs: 0 },
   shutdown: { drainMs: 25_000 },
+  budgets: { store: "memory", path: null },
   logging: { prompts: false, destination: "stdout" },
 });
 
@@ -225,6 +232,19 @@ export function parseGatewaySettings(
   const sd = spec.map("shutdown");
   const drainMs = sd?.int("drainMs", { min: 0, max: 3_600_000 }) ?? d.shutdown.drainMs;
   sd?.done();
+  const bs = spec.map("budgets");
+  const store = (bs?.string("store", { oneOf: ["memory", "sqlite"] }) ?? d.budgets.store) as
+    | "memory"
+    | "sqlite";
+  const budgetPath = bs?.string("path") ?? null;
+  bs?.done();
+  if (bs && store === "sqlite" && budgetPath === null) {
+    issues.error(
+      bs.path,
+      'store "sqlite" needs a "path" (the ledger file, e.g. /var/lib/tokengate/budgets.db)',
+    );
+  }
+  const budgets = { store, path: budgetPath };
   const g = spec.map("logging");
   const logging = {
     prompts: g?.bool("prompts") ?? d.logging.prompts,
@@ -241,6 +261,7 @@ export function parseGatewaySettings(
     retry,
     streaming: { heartbeatMs },
     shutdown: { drainMs },
+    budgets,
     logging,
   };
 }

@@ -4,7 +4,8 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { Pool } from "undici";
-import { MemoryBudgetStore } from "../budget/budget-ledger.js";
+import type { BudgetStore } from "../budget/budget-ledger.js";
+import { budgetStoreFor } from "../budget/budget-store.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { trustedAddressList } from "../config/gateway-settings.js";
 import { Secret } from "../config/secret.js";
@@ -65,7 +66,7 @@ export class Gateway implements GatewayRuntime {
   /** Engines a reload removed, draining until their last request ends. */
   private readonly retirement: EngineRetirement;
   /** Tenant budgets, kept across reloads (a reload sets their limits). */
-  readonly budgets: MemoryBudgetStore;
+  readonly budgets: BudgetStore;
   /** What the requests of the rollout stage in force showed (its gates); a new stage starts afresh. */
   rollout: RolloutStats;
   private readonly upstream = new UpstreamPools(() => this.config.gateway.timeouts.connectMs);
@@ -104,7 +105,7 @@ export class Gateway implements GatewayRuntime {
     const built = buildGeneration(config, null, this.flowListeners);
     this.gen = built.generation;
     this.rollout = new RolloutStats(rolloutSignature(config.route));
-    this.budgets = new MemoryBudgetStore(config.budgets);
+    this.budgets = budgetStoreFor(config);
     this.wire(this.gen);
     this.monitor = new EndpointMonitor(this.gen.engines.keys(), {
       onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),
@@ -341,6 +342,7 @@ export class Gateway implements GatewayRuntime {
     await this.monitor.stop();
     await Promise.all([close(this.server), this.adminServer ? close(this.adminServer) : Promise.resolve()]);
     await this.upstream.destroy();
+    await this.budgets.close();
     await this.log.close();
   }
 
