@@ -51,7 +51,13 @@ export interface TenantUsage {
   readonly inFlight: number;
 }
 
+/** The store cannot answer and refuses rather than guess (Redis unreachable, `unreachable: refuse`). */
+export class BudgetStoreUnavailable extends Error {}
+
 export interface BudgetStore {
+  /** Which store; `up`: whether it answers (false: Redis unreachable; null: not yet known). */
+  readonly kind: "memory" | "sqlite" | "redis";
+  readonly up: boolean | null;
   admit(r: AdmissionRequest): Promise<Admission>;
   /** Idempotent: settling a reservation again (or one this store never made) does nothing. */
   settle(res: Reservation, actual: Settlement): Promise<void>;
@@ -96,6 +102,8 @@ function actualOr(v: number | null, reserved: number): number {
 
 /** In-process budget accounting; every operation is synchronous underneath, so admits never race. */
 export class MemoryBudgetStore implements BudgetStore {
+  readonly kind = "memory";
+  readonly up = true;
   private readonly tenants = new Map<string, TenantState>();
   private readonly pending = new Map<string, Reservation>();
   private nextId = 1;

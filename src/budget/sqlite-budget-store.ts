@@ -50,6 +50,8 @@ interface Counts {
 }
 
 export class SqliteBudgetStore implements BudgetStore {
+  readonly kind = "sqlite";
+  readonly up = true;
   private readonly db: Database.Database;
   private day: BudgetDay | null = null;
   private readonly counts: Database.Statement<[{ tenant: string; day: string }]>;

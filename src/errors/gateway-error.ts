@@ -39,6 +39,7 @@ export type GatewayErrorCode =
   | "concurrency_limit"
   | "outside_allowed_window"
   | "input_too_large"
+  | "budget_store_unavailable"
   | "internal_error";
 
 const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
@@ -77,6 +78,7 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   concurrency_limit: { status: 429, type: "rate_limit_error" },
   outside_allowed_window: { status: 429, type: "rate_limit_error" },
   input_too_large: { status: 400, type: "invalid_request_error" },
+  budget_store_unavailable: { status: 503, type: "service_unavailable_error" },
   internal_error: { status: 500, type: "server_error" },
 };
 

@@ -75,9 +75,12 @@ export function routeAdmin(
       const notReady = [...gw.pools.values()]
         .filter((p) => !p.endpoints.some((e) => e.routable(now)))
         .map((p) => p.name);
+      // An unreachable budget store does not take the replica out of service: its configured mode
+      // (refuse budgeted tenants, or admit against a local share) applies, and this says so.
       sendJson(res, notReady.length === 0 ? 200 : 503, {
         ready: notReady.length === 0,
         pools_without_endpoints: notReady,
+        budget_store: { store: gw.budgets.kind, up: gw.budgets.up },
       });
       return true;
     }

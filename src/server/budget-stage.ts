@@ -4,7 +4,7 @@
 // The end of the request, whatever it was, settles the reservation with the engine's usage (the handler's
 // `finally`); a request that never reached an engine spent nothing.
 
-import type { Reservation } from "../budget/budget-ledger.js";
+import { type Admission, BudgetStoreUnavailable, type Reservation } from "../budget/budget-ledger.js";
 import type { BudgetRefusal } from "../budget/budget-types.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { RequestPlan } from "../plan/request-plan.js";
@@ -31,12 +31,22 @@ export async function admitToBudget(
   rec: RequestRecord,
 ): Promise<void> {
   const { decision } = plan;
-  const admission = await gw.budgets.admit({
-    tenant,
-    inputTokens: decision.inputTokens,
-    maxOutputTokens: decision.maxTokens,
-    now: new Date(),
-  });
+  let admission: Admission;
+  try {
+    admission = await gw.budgets.admit({
+      tenant,
+      inputTokens: decision.inputTokens,
+      maxOutputTokens: decision.maxTokens,
+      now: new Date(),
+    });
+  } catch (err) {
+    if (!(err instanceof BudgetStoreUnavailable)) throw err;
+    throw new GatewayError("budget_store_unavailable", err.message, {
+      route: decision.pool,
+      retryAfterSeconds: 1,
+      fallbackOptions: ["retry_later"],
+    });
+  }
   if (admission.ok) {
     rec.reservation = admission.reservation;
     return;

@@ -1,6 +1,8 @@
 // The gauges read when /metrics is scraped: the event loop's delays, each pool's queue by band and its
-// batch pauses, each engine's health, KV use and prefill view, the token estimate's correction.
+// batch pauses, each engine's health, KV use and prefill view, the token estimate's correction, the
+// budget store's health.
 
+import type { BudgetStore } from "../budget/budget-ledger.js";
 import type { TokenCorrection } from "../profile/token-correction.js";
 import type { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import type { LoopDelayWindow } from "../telemetry/loop-delay.js";
@@ -12,7 +14,9 @@ export function collectGauges(
   gen: Generation,
   d: LoopDelayWindow,
   correction: TokenCorrection,
+  budgets: BudgetStore,
 ): void {
+  m.budgetStoreUp.labels(budgets.kind).set(budgets.up === true ? 1 : 0);
   if (d.maxMs !== null) {
     const s = (ms: number) => Math.round(ms * 1000) / 1e6; // µs precision, printed without float noise
     m.eventLoopDelay.labels("0.5").set(s(d.p50Ms!));

@@ -105,7 +105,7 @@ export class Gateway implements GatewayRuntime {
     const built = buildGeneration(config, null, this.flowListeners);
     this.gen = built.generation;
     this.rollout = new RolloutStats(rolloutSignature(config.route));
-    this.budgets = budgetStoreFor(config);
+    this.budgets = budgetStoreFor(config, (e, f) => this.log.event(e, f));
     this.wire(this.gen);
     this.monitor = new EndpointMonitor(this.gen.engines.keys(), {
       onChange: (ep, change) => this.log.event(`endpoint.${change}`, { pool: ep.pool, endpoint: ep.name }),
@@ -113,7 +113,7 @@ export class Gateway implements GatewayRuntime {
     this.retirement = new EngineRetirement(this.monitor, this.log);
     this.metrics.configInfo.labels(config.version).set(1);
     this.metrics.registry.onCollect(() =>
-      collectGauges(this.metrics, this.gen, this.loopDelay.last, this.correction),
+      collectGauges(this.metrics, this.gen, this.loopDelay.last, this.correction, this.budgets),
     );
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.route(req, res);
     this.server = http.createServer(

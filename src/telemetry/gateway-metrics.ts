@@ -35,6 +35,7 @@ export class GatewayMetrics {
   readonly outputTokens: Counter;
   readonly tokenEstimateError: Gauge;
   readonly tokenCorrectionFactor: Gauge;
+  readonly budgetStoreUp: Gauge;
   readonly configInfo: Gauge;
   readonly queueDepth: Gauge;
   readonly queueOutcomes: Counter;
@@ -165,6 +166,11 @@ export class GatewayMetrics {
       "ai_gateway_token_estimate_correction_factor",
       "Learned multiplier applied to input-token estimates.",
       ["model"],
+    );
+    this.budgetStoreUp = r.gauge(
+      "ai_gateway_budget_store_up",
+      "Whether the tenant-budget store answers (1), or not (0: Redis unreachable, its configured mode applies).",
+      ["store"],
     );
     this.configInfo = r.gauge("ai_gateway_config_info", "The route config version in force (value 1).", [
       "version",
