@@ -186,6 +186,14 @@ spec:
       /unknown field "concurentRequests".*did you mean "concurrentRequests"/,
     );
     assert.equal(bad.errors[0]!.path, "spec.tenants[0].concurentRequests");
+    const wide = loadConfigTexts({
+      "all.yaml": `${pool("a")}---\n${route}---\n${budget.replace("concurrentRequests: 2", "maxSingleInputTokens: 5000")}`,
+    });
+    assert.ok(wide.ok);
+    assert.match(
+      wide.warnings.map((w) => `${w.path}: ${w.message}`).join("\n"),
+      /spec.tenants\[0\].maxSingleInputTokens: tenant "t" may send 5000 input tokens, but no pool takes more than 100/,
+    );
     assert.deepEqual(r.config.gateway.listen, { host: "0.0.0.0", port: 8080 });
   });
 

@@ -164,6 +164,7 @@ function validateSources(sources: SourceSet, root: string, options: LoadOptions)
     if (budget) placedBudgets.push({ budget, issues: b.issues, where });
   }
   const budgets = mergeBudgets(placedBudgets);
+  if (route) warnUnreachableInputs(route, placedBudgets);
 
   for (const list of byKind.values()) for (const p of list) report(p.source, p.issues.items);
   if (sources.documents.length === 0 && sources.errors.length === 0) {
@@ -186,4 +187,24 @@ function validateSources(sources: SourceSet, root: string, options: LoadOptions)
 
 function sortErrors(list: ConfigError[]): ConfigError[] {
   return list.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
+}
+
+/**
+ * A tenant allowed single inputs larger than any pool takes will be refused by routing
+ * (context_length_exceeded) before its budget matters: legal, but rarely meant.
+ */
+function warnUnreachableInputs(route: RouteConfig, placed: readonly PlacedBudget[]): void {
+  let largest = 0;
+  for (const a of route.aliases.values())
+    for (const p of a.pools) largest = Math.max(largest, p.maxInputTokens);
+  for (const { budget, issues } of placed) {
+    for (const t of budget.tenants) {
+      const limit = t.maxSingleInputTokens;
+      if (limit === null || limit <= largest) continue;
+      issues.warn(
+        ["spec", "tenants", budget.tenantIndex.get(t.name) ?? 0, "maxSingleInputTokens"],
+        `tenant "${t.name}" may send ${limit} input tokens, but no pool takes more than ${largest}: larger inputs are refused by routing first`,
+      );
+    }
+  }
 }
