@@ -1,10 +1,11 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
-// `-- --only micro,picker,sim,overhead,overhead-pinned,rollback-drill,large-prompts,soak,<scenario>` picks
+// `-- --only micro,picker,sim,overhead,overhead-pinned,rollback-drill,budgets,large-prompts,soak,<scenario>` picks
 // some; the soak (30 min, `--minutes N` to change, 1 with --quick) runs only when named.
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runPickerMicro } from "../picker/picker.bench.js";
+import { runBudgetBench } from "./budget-bench.js";
 import { largePromptsSummary, runLargePrompts } from "./large-prompts.js";
 import { runMicro } from "./micro.js";
 import { runOverhead } from "./overhead.js";
@@ -60,6 +61,7 @@ if (only?.has("soak"))
     ...(retryBudgetPercent === undefined ? {} : { retryBudgetPercent }),
   });
 if (wanted("rollback-drill")) await runRollbackDrill({ outDir, quick });
+if (wanted("budgets")) await runBudgetBench({ outDir, quick });
 if (wanted("large-prompts"))
   process.stdout.write(largePromptsSummary(await runLargePrompts({ outDir, quick })));
 for (const scenario of Object.values(SCENARIOS)) {

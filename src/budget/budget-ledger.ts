@@ -148,18 +148,44 @@ export class MemoryBudgetStore implements BudgetStore {
   }
 
   async settle(res: Reservation, actual: Settlement): Promise<void> {
+    this.settleNow(res, actual);
+  }
+
+  /**
+   * Settles at once; returns what was counted (null: settled already, or never made here). The SQLite
+   * store writes that to its file.
+   */
+  settleNow(res: Reservation, actual: Settlement): { inputTokens: number; outputTokens: number } | null {
     const held = this.pending.get(res.id);
-    if (!held) return;
+    if (!held) return null;
     this.pending.delete(res.id);
+    const spent = {
+      inputTokens: actualOr(actual.inputTokens, held.inputTokens),
+      outputTokens: actualOr(actual.outputTokens, held.maxOutputTokens),
+    };
     const state = this.tenants.get(held.tenant);
-    if (!state) return;
+    if (!state) return spent;
     state.inFlight = Math.max(0, state.inFlight - 1);
     const counts = this.countersFor(state, held.day);
-    if (!counts) return; // made on a day already dropped: only the slot is left to free
+    if (!counts) return spent; // made on a day already dropped: only the slot is left to free
     counts.reservedInput = Math.max(0, counts.reservedInput - held.inputTokens);
     counts.reservedOutput = Math.max(0, counts.reservedOutput - held.maxOutputTokens);
-    counts.inputTokens += actualOr(actual.inputTokens, held.inputTokens);
-    counts.outputTokens += actualOr(actual.outputTokens, held.maxOutputTokens);
+    counts.inputTokens += spent.inputTokens;
+    counts.outputTokens += spent.outputTokens;
+    return spent;
+  }
+
+  /** Counts usage already spent on `day` (the SQLite store loads its file's counters at open). */
+  seed(tenant: string, day: string, inputTokens: number, outputTokens: number, now: Date): void {
+    const today = this.today(now);
+    const state = this.state(tenant, today.key);
+    const counts = this.countersFor(state, day);
+    if (counts) {
+      counts.inputTokens += inputTokens;
+      counts.outputTokens += outputTokens;
+    } else if (day === this.previousDay) {
+      state.previous = { ...counters(day), inputTokens, outputTokens };
+    }
   }
 
   async usage(tenant: string, now: Date): Promise<TenantUsage> {

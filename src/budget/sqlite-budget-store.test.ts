@@ -23,7 +23,8 @@ const CONFIG: BudgetConfig = {
     ],
   ]),
 };
-const NOON = new Date("2026-12-01T12:00:00Z");
+// Now, not a fixed date: a store loads the current and the previous budget day of its file at open.
+const NOON = new Date();
 
 describe("SQLite budget store", () => {
   const dir = mkdtempSync(join(tmpdir(), "tokengate-budget-"));

@@ -1,23 +1,25 @@
-// Tenant budgets counted in an embedded SQLite file (better-sqlite3): the day's ledger survives a restart.
-// One gateway process owns the file (several replicas share a budget through Redis instead). Each
-// admission is one immediate transaction — read the tenant's counters and slots, check them with the
-// same rules as every store (refusalFor), write the reservation — and each settlement another.
-// Reservations still open when the file is opened belonged to a process that ended without settling
-// them: their requests are gone, so they are settled as spent (the most they can have cost) and their
-// slots freed.
+// Tenant budgets with a ledger in an embedded SQLite file (better-sqlite3): the day's use survives a
+// restart. One gateway process owns the file (replicas share a budget through Redis instead), so the
+// decisions are made in memory, by the same ledger as the memory store, and the file follows: every
+// reservation made and every settlement is queued and written in one transaction every `flushMs`
+// (50 ms) and at close. A crash loses at most the last interval's changes.
+//
+// At open, the file's counters of the current and the previous budget day are loaded, and reservations
+// still open — a process ended without settling them, their requests are gone — are settled as spent
+// (the most they can have cost).
 
 import Database from "better-sqlite3";
-import type {
-  Admission,
-  AdmissionRequest,
-  BudgetStore,
-  Reservation,
-  Settlement,
-  TenantUsage,
+import {
+  type Admission,
+  type AdmissionRequest,
+  type BudgetStore,
+  MemoryBudgetStore,
+  type Reservation,
+  type Settlement,
+  type TenantUsage,
 } from "./budget-ledger.js";
-import { refusalFor } from "./budget-ledger.js";
 import type { BudgetConfig } from "./budget-types.js";
-import { type BudgetDay, budgetDay } from "./time-window.js";
+import { budgetDay } from "./time-window.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS usage (
@@ -28,182 +30,165 @@ CREATE TABLE IF NOT EXISTS usage (
   PRIMARY KEY (tenant, day)
 );
 CREATE TABLE IF NOT EXISTS reservations (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  rid TEXT PRIMARY KEY,
   tenant TEXT NOT NULL,
   day TEXT NOT NULL,
   input_tokens INTEGER NOT NULL,
   output_tokens INTEGER NOT NULL,
   created_at TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS reservations_tenant ON reservations (tenant, day);
 `;
 
-/** Days of usage kept in the file (older rows are dropped when a new day starts). */
+/** Days of usage kept in the file. */
 const KEEP_DAYS = 31;
 
-interface Counts {
-  input_tokens: number;
-  output_tokens: number;
-  reserved_input: number;
-  reserved_output: number;
-  in_flight: number;
-}
+type Op =
+  | { readonly kind: "reserve"; readonly r: Reservation; readonly at: string }
+  | { readonly kind: "settle"; readonly r: Reservation; readonly input: number; readonly output: number };
 
 export class SqliteBudgetStore implements BudgetStore {
   readonly kind = "sqlite";
   readonly up = true;
   private readonly db: Database.Database;
-  private day: BudgetDay | null = null;
-  private readonly counts: Database.Statement<[{ tenant: string; day: string }]>;
-  private readonly reserve: Database.Statement<[string, string, number, number, string]>;
-  private readonly held: Database.Statement<[number]>;
-  private readonly drop: Database.Statement<[number]>;
-  private readonly spend: Database.Statement<[string, string, number, number]>;
-  private readonly admitTx: Database.Transaction<
-    (r: AdmissionRequest, input: number, output: number) => Admission
-  >;
-  private readonly settleTx: Database.Transaction<(id: number, actual: Settlement) => void>;
+  private readonly ledger: MemoryBudgetStore;
+  private ops: Op[] = [];
+  private readonly write: Database.Transaction<(ops: readonly Op[]) => void>;
+  private readonly timer: NodeJS.Timeout;
+  private lastPrune = "";
 
   constructor(
     private config: BudgetConfig,
     path: string,
+    flushMs = 50,
   ) {
     this.db = new Database(path);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
     this.db.exec(SCHEMA);
-    this.counts = this.db.prepare(`
-      SELECT
-        COALESCE((SELECT input_tokens FROM usage WHERE tenant = @tenant AND day = @day), 0) AS input_tokens,
-        COALESCE((SELECT output_tokens FROM usage WHERE tenant = @tenant AND day = @day), 0) AS output_tokens,
-        COALESCE(SUM(CASE WHEN day = @day THEN input_tokens END), 0) AS reserved_input,
-        COALESCE(SUM(CASE WHEN day = @day THEN output_tokens END), 0) AS reserved_output,
-        COUNT(*) AS in_flight
-      FROM reservations WHERE tenant = @tenant`);
-    this.reserve = this.db.prepare(
-      "INSERT INTO reservations (tenant, day, input_tokens, output_tokens, created_at) VALUES (?, ?, ?, ?, ?)",
+    const reserve = this.db.prepare(
+      "INSERT OR IGNORE INTO reservations (rid, tenant, day, input_tokens, output_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)",
     );
-    this.held = this.db.prepare(
-      "SELECT tenant, day, input_tokens, output_tokens FROM reservations WHERE id = ?",
-    );
-    this.drop = this.db.prepare("DELETE FROM reservations WHERE id = ?");
-    this.spend = this.db.prepare(`
+    const drop = this.db.prepare("DELETE FROM reservations WHERE rid = ?");
+    const spend = this.db.prepare(`
       INSERT INTO usage (tenant, day, input_tokens, output_tokens) VALUES (?, ?, ?, ?)
       ON CONFLICT (tenant, day) DO UPDATE SET
         input_tokens = input_tokens + excluded.input_tokens,
         output_tokens = output_tokens + excluded.output_tokens`);
-    this.admitTx = this.db.transaction((r: AdmissionRequest, input: number, output: number): Admission => {
-      const day = this.today(r.now);
-      const c = this.read(r.tenant, day.key);
-      const budget = this.config.tenants.get(r.tenant);
-      const counters = {
-        inputTokens: c.input_tokens,
-        outputTokens: c.output_tokens,
-        reservedInput: c.reserved_input,
-        reservedOutput: c.reserved_output,
-      };
-      const refusal = budget
-        ? refusalFor(budget, c.in_flight, counters, day, input, output, r.now, this.config.timeZone)
-        : null;
-      if (refusal) return { ok: false, refusal };
-      const info = this.reserve.run(r.tenant, day.key, input, output, r.now.toISOString());
-      const reservation: Reservation = Object.freeze({
-        id: `sqlite-${info.lastInsertRowid}`,
-        tenant: r.tenant,
-        day: day.key,
-        inputTokens: input,
-        maxOutputTokens: output,
-      });
-      return { ok: true, reservation };
+    this.write = this.db.transaction((ops: readonly Op[]) => {
+      // A reservation made and settled in the same interval never needs its row; settlements of one
+      // tenant and day add up to one row update. A short request then costs the file almost nothing.
+      const settledNow = new Set<string>();
+      const reservedNow = new Set<string>();
+      for (const op of ops) (op.kind === "settle" ? settledNow : reservedNow).add(op.r.id);
+      const spent = new Map<string, { tenant: string; day: string; input: number; output: number }>();
+      for (const op of ops) {
+        const r = op.r;
+        if (op.kind === "reserve") {
+          if (!settledNow.has(r.id))
+            reserve.run(r.id, r.tenant, r.day, r.inputTokens, r.maxOutputTokens, op.at);
+          continue;
+        }
+        if (!reservedNow.has(r.id)) drop.run(r.id);
+        const key = `${r.tenant}\u0000${r.day}`;
+        const sum = spent.get(key) ?? { tenant: r.tenant, day: r.day, input: 0, output: 0 };
+        sum.input += op.input;
+        sum.output += op.output;
+        spent.set(key, sum);
+      }
+      for (const x of spent.values()) spend.run(x.tenant, x.day, x.input, x.output);
     });
-    this.settleTx = this.db.transaction((id: number, actual: Settlement) => {
-      const row = this.held.get(id) as
-        | { tenant: string; day: string; input_tokens: number; output_tokens: number }
-        | undefined;
-      if (!row) return; // settled already (or never made here): nothing to do
-      this.drop.run(id);
-      this.spend.run(
-        row.tenant,
-        row.day,
-        countOr(actual.inputTokens, row.input_tokens),
-        countOr(actual.outputTokens, row.output_tokens),
-      );
-    });
-    this.settleOrphans();
+    this.ledger = new MemoryBudgetStore(config);
+    this.load(new Date());
+    this.timer = setInterval(() => this.flush(), flushMs);
+    this.timer.unref();
   }
 
-  /** A reloaded config: the ledger stays; new limits apply to the next admission. */
   setConfig(config: BudgetConfig): void {
     this.config = config;
-    this.day = null;
+    this.ledger.setConfig(config);
   }
 
   async admit(r: AdmissionRequest): Promise<Admission> {
-    return this.admitTx.immediate(
-      r,
-      whole(r.inputTokens, "inputTokens"),
-      whole(r.maxOutputTokens, "maxOutputTokens"),
-    );
+    const a = await this.ledger.admit(r);
+    if (a.ok) this.ops.push({ kind: "reserve", r: a.reservation, at: r.now.toISOString() });
+    return a;
   }
 
   async settle(res: Reservation, actual: Settlement): Promise<void> {
-    if (!res.id.startsWith("sqlite-")) return;
-    this.settleTx.immediate(Number(res.id.slice("sqlite-".length)), actual);
+    const spent = this.ledger.settleNow(res, actual);
+    if (spent)
+      this.ops.push({ kind: "settle", r: res, input: spent.inputTokens, output: spent.outputTokens });
   }
 
-  async usage(tenant: string, now: Date): Promise<TenantUsage> {
-    const day = this.today(now).key;
-    const c = this.read(tenant, day);
-    return {
-      day,
-      inputTokens: c.input_tokens,
-      outputTokens: c.output_tokens,
-      reservedInput: c.reserved_input,
-      reservedOutput: c.reserved_output,
-      inFlight: c.in_flight,
-    };
+  usage(tenant: string, now: Date): Promise<TenantUsage> {
+    return this.ledger.usage(tenant, now);
+  }
+
+  /** Writes what is queued, in one transaction. */
+  flush(): void {
+    if (this.ops.length === 0 || !this.db.open) return;
+    const ops = this.ops;
+    this.ops = [];
+    this.write.immediate(ops);
+    this.prune();
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    clearInterval(this.timer);
+    if (!this.db.open) return;
+    this.flush();
+    this.db.close();
+    await this.ledger.close();
   }
 
-  private read(tenant: string, day: string): Counts {
-    return this.counts.get({ tenant, day }) as Counts;
+  /** The file's counters into the ledger; reservations left open settled as spent. */
+  private load(now: Date): void {
+    const open = this.db
+      .prepare("SELECT rid, tenant, day, input_tokens, output_tokens FROM reservations")
+      .all() as {
+      rid: string;
+      tenant: string;
+      day: string;
+      input_tokens: number;
+      output_tokens: number;
+    }[];
+    const spend = this.db.prepare(`
+      INSERT INTO usage (tenant, day, input_tokens, output_tokens) VALUES (?, ?, ?, ?)
+      ON CONFLICT (tenant, day) DO UPDATE SET
+        input_tokens = input_tokens + excluded.input_tokens,
+        output_tokens = output_tokens + excluded.output_tokens`);
+    this.db
+      .transaction(() => {
+        for (const r of open) spend.run(r.tenant, r.day, r.input_tokens, r.output_tokens);
+        this.db.prepare("DELETE FROM reservations").run();
+      })
+      .immediate();
+    const { timeZone, dayStartsAtMinutes } = this.config;
+    const today = budgetDay(now, timeZone, dayStartsAtMinutes);
+    const yesterday = budgetDay(new Date(today.startMs - 1), timeZone, dayStartsAtMinutes);
+    const rows = this.db
+      .prepare("SELECT tenant, day, input_tokens, output_tokens FROM usage WHERE day IN (?, ?) ORDER BY day")
+      .all(yesterday.key, today.key) as {
+      tenant: string;
+      day: string;
+      input_tokens: number;
+      output_tokens: number;
+    }[];
+    for (const r of rows) this.ledger.seed(r.tenant, r.day, r.input_tokens, r.output_tokens, now);
   }
 
-  private today(now: Date): BudgetDay {
-    const t = now.getTime();
-    const d = this.day;
-    if (d && t >= d.startMs && t < d.endMs) return d;
-    const next = budgetDay(now, this.config.timeZone, this.config.dayStartsAtMinutes);
-    if (d && next.key > d.key) {
-      const oldest = budgetDay(
-        new Date(next.startMs - KEEP_DAYS * 86_400_000),
-        this.config.timeZone,
-        this.config.dayStartsAtMinutes,
-      ).key;
-      this.db.prepare("DELETE FROM usage WHERE day < ?").run(oldest);
-    }
-    this.day = next;
-    return next;
+  /** Once a day: usage older than KEEP_DAYS leaves the file. */
+  private prune(): void {
+    const now = new Date();
+    const { timeZone, dayStartsAtMinutes } = this.config;
+    const today = budgetDay(now, timeZone, dayStartsAtMinutes);
+    if (today.key === this.lastPrune) return;
+    this.lastPrune = today.key;
+    const oldest = budgetDay(
+      new Date(today.startMs - KEEP_DAYS * 86_400_000),
+      timeZone,
+      dayStartsAtMinutes,
+    ).key;
+    this.db.prepare("DELETE FROM usage WHERE day < ?").run(oldest);
   }
-
-  /** Reservations a previous process left open: spent as reserved, slots freed. */
-  private settleOrphans(): void {
-    const ids = this.db.prepare("SELECT id FROM reservations").all() as { id: number }[];
-    const spendAll = this.db.transaction(() => {
-      for (const { id } of ids) this.settleTx(id, { inputTokens: null, outputTokens: null });
-    });
-    spendAll.immediate();
-  }
-}
-
-function whole(v: number, what: string): number {
-  if (!Number.isFinite(v) || v < 0) throw new RangeError(`${what} must be a non-negative number, got ${v}`);
-  return Math.ceil(v);
-}
-
-function countOr(v: number | null, reserved: number): number {
-  return v === null || !Number.isFinite(v) || v < 0 ? reserved : Math.ceil(v);
 }
