@@ -11,6 +11,7 @@ import { ConfigControl } from "../control/config-control.js";
 import { ConfigHistory } from "../control/config-history.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { openaiClient, type Platform, startPlatform } from "../testing/platform.js";
+import { streamingLoad } from "../testing/streaming-load.js";
 
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
 
@@ -147,28 +148,11 @@ describe("config changes on a running gateway", () => {
 
   it("reloads under streaming load — apply, drop an engine, roll back — and fails no request", async () => {
     const client = openaiClient(p, LIVE);
-    const failures: string[] = [];
-    let done = 0;
-    let stop = false;
-    const loop = async () => {
-      while (!stop) {
-        try {
-          const s = await client.chat.completions.create({
-            model: "summary-default",
-            messages: [{ role: "user", content: "总结这段客服对话：用户反馈订单未发货，客服已经催促仓库。" }],
-            max_tokens: 40,
-            stream: true,
-          });
-          let text = "";
-          for await (const c of s) text += c.choices[0]?.delta?.content ?? "";
-          if (text === "") failures.push("empty stream");
-          done++;
-        } catch (err) {
-          failures.push(String(err));
-        }
-      }
-    };
-    const loops = Array.from({ length: 12 }, loop);
+    const load = streamingLoad(client, 12, {
+      model: "summary-default",
+      messages: [{ role: "user", content: "总结这段客服对话：用户反馈订单未发货，客服已经催促仓库。" }],
+      max_tokens: 40,
+    });
     await sleep(400);
     const r2 = await post(p, "/admin/config", {
       files: variant(p, "test-r2", (f) => {
@@ -187,8 +171,7 @@ describe("config changes on a running gateway", () => {
     const back = await post(p, "/admin/config/rollback", { to: "test-r1", replaces: "test-r3" });
     assert.equal(back.status, 200, JSON.stringify(back.body));
     await sleep(400);
-    stop = true;
-    await Promise.all(loops);
+    const { done, failures } = await load.stop();
     assert.deepEqual(failures, []);
     assert.ok(done > 20, `${done} streams completed`);
     const versions = new Set(p.lines.map((l) => l.config_version));

@@ -19,6 +19,7 @@ import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { openaiClient, type Platform, SECRET, startPlatform } from "../testing/platform.js";
 import { type RecordingProxy, startRecordingProxy } from "../testing/recording-proxy.js";
+import { streamingLoad } from "../testing/streaming-load.js";
 
 const LIVE = { "x-ai-task": "live_ticket_summary", "x-ai-request-class": "interactive" };
 const MESSAGES = [
@@ -256,28 +257,7 @@ describe("rollout stages and route rollback", () => {
 
   it("legacy_passthrough on and off under streaming load: unchanged requests, no failure", async () => {
     const client = openaiClient(p, LIVE);
-    const failures: string[] = [];
-    let done = 0;
-    let stop = false;
-    const loop = async () => {
-      while (!stop) {
-        try {
-          const s = await client.chat.completions.create({
-            model: "summary-default",
-            messages: MESSAGES,
-            max_tokens: 24,
-            stream: true,
-          });
-          let text = "";
-          for await (const c of s) text += c.choices[0]?.delta?.content ?? "";
-          if (text === "") failures.push("empty stream");
-          done++;
-        } catch (err) {
-          failures.push(String(err));
-        }
-      }
-    };
-    const loops = Array.from({ length: 8 }, loop);
+    const load = streamingLoad(client, 8, { model: "summary-default", messages: MESSAGES, max_tokens: 24 });
     await sleep(300);
     const full = `  legacy: { url: "LEGACY" }\n  rollout: { stage: full }`;
     assert.equal(
@@ -293,8 +273,7 @@ describe("rollout stages and route rollback", () => {
     const back = await post(p, "/admin/config/rollback", { to: "test-r5", replaces: "test-r6" });
     assert.equal(back.status, 200);
     await sleep(300);
-    stop = true;
-    await Promise.all(loops);
+    const { done, failures } = await load.stop();
     assert.deepEqual(failures, []);
     assert.ok(done > 20, `${done} streams`);
     const during = p.lines.filter((l) => l.config_version === "test-r6");
