@@ -6,6 +6,7 @@
 
 import { type Admission, BudgetStoreUnavailable, type Reservation } from "../budget/budget-ledger.js";
 import type { BudgetRefusal } from "../budget/budget-types.js";
+import type { GatewayConfigSet } from "../config/config-set.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { RequestPlan } from "../plan/request-plan.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
@@ -18,9 +19,9 @@ const FALLBACKS: Readonly<Record<BudgetRefusal["code"], readonly string[]>> = {
   input_too_large: ["reduce_input", "split_input"],
 };
 
-/** Whether the tenant has a budget in the config in force (others are not counted: no cost for them). */
-export function budgeted(gw: GatewayRuntime, tenant: string | null): tenant is string {
-  return tenant !== null && gw.config.budgets.tenants.has(tenant);
+/** Whether the tenant has a budget in the request's config (others are not counted: no cost for them). */
+export function budgeted(config: GatewayConfigSet, tenant: string | null): tenant is string {
+  return tenant !== null && config.budgets.tenants.has(tenant);
 }
 
 /** Reserves the request's share of its tenant's budget (kept on `rec`), or throws the refusal. */

@@ -131,7 +131,7 @@ async function serve(
   }
   const { decision } = plan;
   gw.metrics.routeDecisions.labels(decision.pool, decision.reasonLabel).inc();
-  if (budgeted(gw, who.tenant)) await admitToBudget(gw, who.tenant, plan, rec);
+  if (budgeted(config, who.tenant)) await admitToBudget(gw, who.tenant, plan, rec);
   const pool = gen.pools.get(decision.pool);
   if (!pool) throw noEndpointError(decision.pool, "it has no endpoints", null);
   const pickAmong = pickerFor(pool.picker, plan.pickRequest);
