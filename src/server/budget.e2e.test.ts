@@ -2,7 +2,7 @@
 // official openai client. Parallel requests never overshoot a concurrency limit; a single input over its
 // limit, a day's input budget spent and a request outside the tenant's window are refused with the
 // budget, used and limit, and when to retry; a stream's usage counts whether or not the caller asked for
-// it; a cancelled stream and an engine failure give their slot back.
+// it; a cancelled stream, an engine failure and an engine crash give their slots back.
 
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -222,5 +222,22 @@ describe("tenant budgets", () => {
     const after = await usage(p, "streamer");
     assert.equal(after.inFlight, 0);
     assert.equal(after.inputTokens, spentBefore.inputTokens, "a failure before any token costs nothing");
+
+    // Every engine crashing under two streams in flight: the streams break, both slots come back.
+    const streams = [0, 1].map(async () => {
+      const st = await client.chat.completions.create({
+        model: "summary-default",
+        messages: [{ role: "user", content: "详细总结这段很长的客服对话。" }],
+        max_tokens: 400,
+        stream: true,
+      });
+      for await (const _ of st);
+    });
+    for (let i = 0; i < 100 && (await usage(p, "streamer")).inFlight < 2; i++) await sleep(10);
+    assert.equal((await usage(p, "streamer")).inFlight, 2);
+    for (const r of p.replicas.online) r.setFaults({ crashAtMs: 0, restartAfterMs: 300 });
+    await Promise.allSettled(streams);
+    for (let i = 0; i < 100 && (await usage(p, "streamer")).inFlight > 0; i++) await sleep(20);
+    assert.equal((await usage(p, "streamer")).inFlight, 0, "an engine crash gave the slots back");
   });
 });
