@@ -102,8 +102,8 @@ interface CostRow {
 export async function runBudgetBench(
   opts: BudgetBenchOptions,
 ): Promise<{ cost: CostRow[]; replicas: unknown }> {
-  const seconds = opts.quick ? 2 : 5;
-  const rounds = opts.quick ? 1 : 3;
+  const seconds = opts.quick ? 2 : 6;
+  const rounds = opts.quick ? 1 : 6;
   const tmp = mkdtempSync(join(tmpdir(), "tokengate-budget-bench-"));
   const children: Child[] = [];
   const redis = await startRedis();
