@@ -4,6 +4,9 @@ import { didYouMean, type IssueList, type PathSegment } from "./errors.js";
 
 type Plain = Record<string, unknown>;
 
+/** An environment variable's name (`*Env` fields). */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 export interface StringRule {
   required?: boolean;
   /** Allowed values; anything else is an error naming them. */

@@ -2,10 +2,11 @@
 // Every field has a default, so the document itself is optional.
 import { createHash } from "node:crypto";
 import { BlockList, isIP } from "node:net";
+import { type BudgetStoreSettings, DEFAULT_BUDGET_STORE, parseBudgetStore } from "./budget-store-settings.js";
 import { deepFreeze } from "./deep-freeze.js";
 import type { Envelope } from "./envelope.js";
 import type { IssueList } from "./errors.js";
-import { FieldReader, quoted } from "./fields.js";
+import { ENV_NAME, FieldReader, quoted } from "./fields.js";
 import { Secret } from "./secret.js";
 
 export interface ListenAddress {
@@ -114,27 +115,8 @@ export interface GatewaySettings {
      */
     readonly drainMs: number;
   };
-  /**
-   * Where tenant budgets are counted (InferenceBudget): `memory` (default, one process), `sqlite` (a
-   * ledger file that survives a restart) or `redis` (shared by every replica).
-   */
-  readonly budgets: {
-    readonly store: "memory" | "sqlite" | "redis";
-    /** The SQLite file (`sqlite`); relative paths are from where the gateway runs. */
-    readonly path: string | null;
-    readonly redis: {
-      /** `redis://host:6379`, from `url` or the variable `urlEnv` names. */
-      readonly url: string | null;
-      /** Key prefix; default `tg:b`. */
-      readonly namespace: string;
-      /** A concurrency slot's lease, renewed while its request runs; default 30000. */
-      readonly leaseMs: number;
-      /** A command slower than this counts as Redis unreachable; default 250. */
-      readonly timeoutMs: number;
-      /** Redis unreachable: `refuse` budgeted requests (default) or admit against a `local` share. */
-      readonly unreachable: "refuse" | "local";
-    };
-  };
+  /** Where tenant budgets are counted (budget-store-settings.ts). */
+  readonly budgets: BudgetStoreSettings;
   readonly logging: {
     /** Log prompt and completion text; default false. */
     readonly prompts: boolean;
@@ -157,11 +139,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   retry: { maxAttempts: 2, budgetPercent: 10, minRetryConcurrency: 3 },
   streaming: { heartbeatMs: 0 },
   shutdown: { drainMs: 25_000 },
-  budgets: {
-    store: "memory",
-    path: null,
-    redis: { url: null, namespace: "tg:b", leaseMs: 30_000, timeoutMs: 250, unreachable: "refuse" },
-  },
+  budgets: DEFAULT_BUDGET_STORE,
   logging: { prompts: false, destination: "stdout" },
 });
 
@@ -182,7 +160,6 @@ export interface EnvOptions {
 /** Tenants become metric labels and log fields. */
 const TENANT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const TENANT_HINT = "letters, digits, '.', '_' and '-', at most 64 characters";
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER = /^[A-Za-z0-9-]+$/;
 const HOST = /^[A-Za-z0-9.:[\]-]+$/;
 const PORT = { min: 0, max: 65535 };
@@ -251,7 +228,7 @@ export function parseGatewaySettings(
   const sd = spec.map("shutdown");
   const drainMs = sd?.int("drainMs", { min: 0, max: 3_600_000 }) ?? d.shutdown.drainMs;
   sd?.done();
-  const budgets = parseBudgetStore(spec, issues, options);
+  const budgets = parseBudgetStore(spec, issues, options.env ?? process.env);
   const g = spec.map("logging");
   const logging = {
     prompts: g?.bool("prompts") ?? d.logging.prompts,
@@ -402,55 +379,4 @@ export function trustedAddressList(addresses: readonly TrustedAddress[]): BlockL
   const list = new BlockList();
   for (const a of addresses) list.addSubnet(a.address, a.prefix, a.family);
   return list;
-}
-
-function parseBudgetStore(
-  spec: FieldReader,
-  issues: IssueList,
-  options: EnvOptions,
-): GatewaySettings["budgets"] {
-  const d = DEFAULT_GATEWAY_SETTINGS.budgets;
-  const bs = spec.map("budgets");
-  if (!bs) return d;
-  const store = (bs.string("store", { oneOf: ["memory", "sqlite", "redis"] }) ?? d.store) as
-    | "memory"
-    | "sqlite"
-    | "redis";
-  const path = bs.string("path") ?? null;
-  const r = bs.map("redis");
-  const literal = r?.string("url") ?? null;
-  const urlEnv =
-    r?.string("urlEnv", { pattern: ENV_NAME, patternHint: "an environment variable name" }) ?? null;
-  const fromEnv = urlEnv === null ? null : ((options.env ?? process.env)[urlEnv] ?? null);
-  const redis = {
-    url: literal ?? (fromEnv === "" ? null : fromEnv),
-    namespace:
-      r?.string("namespace", {
-        pattern: /^[A-Za-z0-9:_-]{1,64}$/,
-        patternHint: "letters, digits, ':', '_' and '-'",
-      }) ?? d.redis.namespace,
-    leaseMs: r?.int("leaseMs", { min: 1000, max: 3_600_000 }) ?? d.redis.leaseMs,
-    timeoutMs: r?.int("timeoutMs", { min: 10, max: 60_000 }) ?? d.redis.timeoutMs,
-    unreachable: (r?.string("unreachable", { oneOf: ["refuse", "local"] }) ?? d.redis.unreachable) as
-      | "refuse"
-      | "local",
-  };
-  r?.done();
-  bs.done();
-  if (store === "sqlite" && path === null) {
-    issues.error(
-      bs.path,
-      'store "sqlite" needs a "path" (the ledger file, e.g. /var/lib/tokengate/budgets.db)',
-    );
-  }
-  if (store === "redis" && redis.url === null) {
-    issues.error(
-      r?.path ?? bs.path,
-      urlEnv !== null
-        ? `store "redis": the variable ${urlEnv} (redis.urlEnv) is not set`
-        : 'store "redis" needs redis.url (e.g. "redis://redis:6379") or redis.urlEnv',
-    );
-  }
-  if (literal !== null && urlEnv !== null) issues.error(r!.path, 'set one of "url" and "urlEnv"');
-  return { store, path, redis };
 }

@@ -4,7 +4,7 @@
 
 import { readFileSync } from "node:fs";
 import type { IssueList, PathSegment } from "./errors.js";
-import { FieldReader } from "./fields.js";
+import { ENV_NAME, FieldReader } from "./fields.js";
 import type { EnvOptions } from "./gateway-settings.js";
 import { Secret } from "./secret.js";
 
@@ -54,8 +54,6 @@ export const DEFAULT_MODELS_POLL: ModelsPoll = {
   intervalMs: 30_000,
   versionFrom: "config",
 };
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function parseLoraAdapters(spec: FieldReader, issues: IssueList): LoraAdapterConfig[] {
   const items = spec.list("loraAdapters") ?? [];
