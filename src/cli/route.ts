@@ -6,9 +6,10 @@ import { formatConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/loader.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { planSummary } from "../plan/plan-summary.js";
-import { planRequest, type RequestPlan, RouteRefusal, stickyKeyOf } from "../plan/request-plan.js";
+import { planRequest, type RequestPlan, RouteRefusal } from "../plan/request-plan.js";
+import { rolloutOf } from "../plan/rollout-of.js";
 import type { ChatMessageLike } from "../profile/token-estimate.js";
-import { rolloutEffect, sendsToLegacy } from "../route/rollout-effect.js";
+import { sendsToLegacy } from "../route/rollout-effect.js";
 import type { RouteDecision } from "../route/route-decision.js";
 import { adminTarget } from "./admin-client.js";
 import { type CommandOutput, intFlag, parseFlags, processOutput, UsageError, usageFailure } from "./args.js";
@@ -156,7 +157,7 @@ export async function runRouteCommand(argv: string[], io: CommandOutput = proces
       throw err;
     }
     const error = openAIError(err);
-    const rollout = rolloutLines(loaded.config, null, headers, args.tenant);
+    const rollout = rolloutLines(loaded.config, null, body, headers, args.tenant);
     if (args.json) io.out(`${JSON.stringify({ error, explain: err.explain, rollout }, null, 2)}\n`);
     else {
       io.out(`${JSON.stringify({ error }, null, 2)}\n`);
@@ -169,7 +170,7 @@ export async function runRouteCommand(argv: string[], io: CommandOutput = proces
     args.inputTokens !== undefined
       ? `${args.inputTokens} (given)`
       : `${plan.decision.inputTokens} (estimated from ${args.requestFile ?? "the request"})`;
-  const rollout = rolloutLines(loaded.config, plan, headers, args.tenant);
+  const rollout = rolloutLines(loaded.config, plan, body, headers, args.tenant);
   if (args.json)
     io.out(`${JSON.stringify({ ...plan.decision, summary: planSummary(plan), rollout }, null, 2)}\n`);
   else io.out(`${describeDecision(plan.decision, inputSource)}${rollout ? `${rollout.join("\n")}\n` : ""}`);
@@ -180,21 +181,13 @@ export async function runRouteCommand(argv: string[], io: CommandOutput = proces
 function rolloutLines(
   config: GatewayConfigSet,
   plan: RequestPlan | null,
+  body: unknown,
   headers: Record<string, string>,
   tenant: string | null,
 ): string[] | null {
   if (!sendsToLegacy(config.route)) return null;
   const trace: string[] = [];
-  const effect = rolloutEffect(
-    config.route,
-    {
-      task: plan?.profile.task ?? headers["x-ai-task"] ?? null,
-      requestClass: plan?.profile.requestClass ?? headers["x-ai-request-class"] ?? null,
-    },
-    plan?.decision ?? null,
-    (by) => stickyKeyOf(by, tenant, headers),
-    trace,
-  );
+  const { effect } = rolloutOf(config, plan, body, headers, tenant, trace);
   const served =
     effect.to === "route"
       ? `tokengate${effect.note ? ` (${effect.note})` : ""}`

@@ -53,6 +53,28 @@ function label(
   return null;
 }
 
+/**
+ * The task and class a request names, read as the profile reads them but never refusing: for a request
+ * the plan refused (a rollout stage still sends it to the legacy service). A malformed label is null.
+ */
+export function routingLabels(
+  headers: IncomingHttpHeaders,
+  body: unknown,
+): { task: string | null; requestClass: string | null } {
+  const b =
+    typeof body === "object" && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>)
+      : {};
+  const soft = (name: string, key: string) => {
+    try {
+      return label(headers, name, b, key);
+    } catch {
+      return null;
+    }
+  };
+  return { task: soft("x-ai-task", "task"), requestClass: soft("x-ai-request-class", "request_class") };
+}
+
 function checked(s: string, param: string): string {
   if (!LABEL.test(s)) throw invalid(`${param} must be 1-64 letters, digits, '.', '_', ':' or '-'`, param);
   return s;

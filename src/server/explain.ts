@@ -6,9 +6,9 @@ import type { IncomingHttpHeaders } from "node:http";
 import { GatewayError } from "../errors/gateway-error.js";
 import { overHardBound, placeable, softSaturation } from "../flow/saturation.js";
 import { planSummary } from "../plan/plan-summary.js";
-import { firstHeader, planRequest, type RequestPlan, stickyKeyOf } from "../plan/request-plan.js";
+import { planRequest, type RequestPlan } from "../plan/request-plan.js";
+import { rolloutOf } from "../plan/rollout-of.js";
 import type { ApiKind } from "../profile/request-profile.js";
-import { rolloutEffect } from "../route/rollout-effect.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
 import { pickerFor } from "./pick-request.js";
 
@@ -133,20 +133,7 @@ function rolloutExplain(
   tenant: string | null,
 ): { serves: "tokengate" | "legacy"; stage: string | null; reason: string | null; trace: string[] } {
   const trace: string[] = [];
-  const b = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : {};
-  const labels = {
-    task: plan?.profile.task ?? (typeof b.task === "string" ? b.task : firstHeader(headers, "x-ai-task")),
-    requestClass:
-      plan?.profile.requestClass ??
-      (typeof b.request_class === "string" ? b.request_class : firstHeader(headers, "x-ai-request-class")),
-  };
-  const effect = rolloutEffect(
-    gw.config.route,
-    labels,
-    plan?.decision ?? null,
-    (by) => stickyKeyOf(by, tenant, headers),
-    trace,
-  );
+  const { effect } = rolloutOf(gw.config, plan, body, headers, tenant, trace);
   if (effect.to === "route") return { serves: "tokengate", stage: effect.stage, reason: effect.note, trace };
   return { serves: "legacy", stage: effect.stage ?? "legacy_passthrough", reason: effect.reason, trace };
 }

@@ -6,10 +6,11 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import { firstHeader, planRequest, type RequestPlan, stickyKeyOf } from "../plan/request-plan.js";
+import { planRequest, type RequestPlan } from "../plan/request-plan.js";
+import { rolloutOf } from "../plan/rollout-of.js";
 import type { ApiKind } from "../profile/request-profile.js";
 import type { TokenCorrection } from "../profile/token-correction.js";
-import { type RolloutEffect, rolloutEffect } from "../route/rollout-effect.js";
+import type { RolloutEffect } from "../route/rollout-effect.js";
 import { parseJson, recordPlan } from "./plan-record.js";
 import type { RequestRecord } from "./request-record.js";
 
@@ -59,13 +60,7 @@ export function stageRequest(
     if (!(err instanceof GatewayError)) throw err;
     refusal = err;
   }
-  const labels = {
-    task: plan?.profile.task ?? firstHeader(input.headers, "x-ai-task"),
-    requestClass: plan?.profile.requestClass ?? firstHeader(input.headers, "x-ai-request-class"),
-  };
-  const effect = rolloutEffect(route, labels, plan?.decision ?? null, (by) =>
-    stickyKeyOf(by, input.tenant, input.headers),
-  );
+  const { effect, ...labels } = rolloutOf(config, plan, body, input.headers, input.tenant);
   rec.rolloutStage = effect.stage ?? (effect.to === "legacy" ? "legacy_passthrough" : null);
   if (effect.to === "route") {
     if (refusal) throw refusal;
