@@ -12,13 +12,6 @@
 // grows. Fitted by recursive least squares with forgetting (online-linear.ts) from each streamed
 // request's own TTFT against the load it was dispatched into, so a slower or busier engine is seen as
 // such. Decode speed (time per output token against D) is learned the same way.
-//
-// The prefill ahead drains with time: the engine works through it at the fit's own rate (its slope in
-// P at the current decode load), so a prompt sent 300 ms ago counts for what is left of it, not for all
-// of it until its first token. Without that, an engine nearly through a 6,000-token prompt looked as
-// busy as one that had just received it, and the predicted-wait bound held the gateway queue until a
-// first token arrived rather than when the wait fell below the bound. What the engine has not done by
-// the time the estimate says it should have is lateness (`lateMs`), counted apart.
 
 import { OnlineLinear } from "./online-linear.js";
 
@@ -77,13 +70,13 @@ export class PrefillClaim {
   firstToken(now: number): void {
     if (this.stage !== "prefill") return;
     this.firstTokenAt = now;
-    this.load.leavePrefill(this, true, now);
+    this.load.leavePrefill(this, true);
   }
 
   /** The request is over, however it ended; counts once. */
   end(now: number): void {
     if (this.stage === "done") return;
-    if (this.stage === "prefill") this.load.leavePrefill(this, false, now);
+    if (this.stage === "prefill") this.load.leavePrefill(this, false);
     this.stage = "done";
     this.endedAt = now;
     this.load.decoding = Math.max(0, this.load.decoding - 1);
@@ -117,9 +110,6 @@ export class PrefillLoad {
   private readonly waitingStreams = new Set<PrefillClaim>();
   /** Consecutive first tokens the fit missed by > CHANGE_ERROR: + late, − early. */
   private missRun = 0;
-  /** Of the pending tokens, how many the engine is taken to have prefilled by `drainedTo` (≤ pending). */
-  private drained = 0;
-  private drainedTo = 0;
 
   constructor(prior: PrefillPrior = DEFAULT_PREFILL_PRIOR) {
     this.prior = prior;
@@ -138,8 +128,7 @@ export class PrefillLoad {
    */
   aheadTokens(now: number, scrapedWaiting: number | null): number {
     if (now >= this.nextAssumedEnd) this.sweep(now);
-    this.drain(now);
-    let ahead = this.pendingTokens - this.drained;
+    let ahead = this.pendingTokens;
     if (scrapedWaiting !== null && scrapedWaiting > this.pendingRequests) {
       ahead += (scrapedWaiting - this.pendingRequests) * this.meanTokens;
     }
@@ -162,15 +151,12 @@ export class PrefillLoad {
    * queued prefill drains faster for holding traffic back; the fit's intercept (the API server, a step)
    * is not waiting, and its decode term, fitted from few first tokens, extrapolates: in support-incident's
    * split pools it read two batch recomputes decoding on the long-context pod as a wait past the bound
-   * and held every long-context request until one of them ended (TTFT P90 ~1 s → 12.9 s). The queued
-   * prefill drains with time, so lateness is added: an engine past the time its queue should have
-   * taken still has it.
+   * and held every long-context request until one of them ended (TTFT P90 ~1 s → 12.9 s).
    */
   waitMs(now: number, scrapedWaiting: number | null): number {
     const d = this.decoding / 100;
     const ahead = this.aheadTokens(now, scrapedWaiting) / 1000;
-    const queued = ahead === 0 ? 0 : Math.max(0, this.predictAt(ahead, d) - this.predictAt(0, d));
-    return queued + this.lateMs(now);
+    return ahead === 0 ? 0 : Math.max(0, this.predictAt(ahead, d) - this.predictAt(0, d));
   }
 
   /**
@@ -193,7 +179,8 @@ export class PrefillLoad {
     const w = this.ttft.weights;
     // The fit as it is (clamping a coefficient it found negative biased every prediction upward, ~20 ms
     // in multi-lora), except that more prefill ahead never predicts less: the slope in P is kept ≥ 0.
-    return Math.max(1, w[0]! + w[2]! * d + this.prefillMsPerKTokenAt(d) * p);
+    const slope = Math.max(0, w[1]! + w[3]! * d);
+    return Math.max(1, w[0]! + w[2]! * d + slope * p);
   }
 
   /** Counts a request of `uncached` prompt tokens as dispatched here now. */
@@ -204,7 +191,6 @@ export class PrefillLoad {
     const predicted = this.predictAt(p, d) + this.lateMs(now);
     const claim = new PrefillClaim(this, tokens, now, predicted, p, d, stream ? Infinity : now + predicted);
     if (stream) this.waitingStreams.add(claim);
-    if (this.pendingTokens === 0) this.drainedTo = now;
     this.pendingTokens += tokens;
     this.pendingRequests++;
     this.meanTokens += SIZE_EWMA * (tokens - this.meanTokens);
@@ -215,14 +201,9 @@ export class PrefillLoad {
     return claim;
   }
 
-  /**
-   * Prefill over for `c` at `now` (its first token, its end, or its assumed end); `observed`: a real
-   * first token. The engine did its tokens first, so they come off what it is taken to have drained.
-   */
-  leavePrefill(c: PrefillClaim, observed: boolean, now: number): void {
-    this.drain(now);
+  /** Prefill over for `c` (its first token, its end, or its assumed end); `observed`: a real first token. */
+  leavePrefill(c: PrefillClaim, observed: boolean): void {
     this.pendingTokens = Math.max(0, this.pendingTokens - c.tokens);
-    this.drained = Math.min(this.pendingTokens, Math.max(0, this.drained - c.tokens));
     this.pendingRequests = Math.max(0, this.pendingRequests - 1);
     this.waitingStreams.delete(c);
     c.stage = "decode";
@@ -253,30 +234,11 @@ export class PrefillLoad {
     this.tpot.observe([1, decodingAtFirst / 100], tpotMs);
   }
 
-  /**
-   * Advances what the engine is taken to have prefilled of its pending tokens to `now`, at the fit's
-   * rate for the current decode load; never more than is pending (the rest is lateness).
-   */
-  private drain(now: number): void {
-    const dt = now - this.drainedTo;
-    if (dt <= 0) return;
-    this.drainedTo = now;
-    if (this.pendingTokens === 0) return;
-    const msPerToken = this.prefillMsPerKTokenAt(this.decoding / 100) / 1000;
-    if (msPerToken <= 0) return;
-    this.drained = Math.min(this.pendingTokens, this.drained + dt / msPerToken);
-  }
-
-  /** ms per 1,000 prefill tokens ahead at D hundred decoding: the fit's slope in P (the prior until warm). */
-  private prefillMsPerKTokenAt(d: number): number {
-    if (this.ttft.observations < WARM_OBSERVATIONS) return this.prior.prefillMsPerToken * 1000;
-    const w = this.ttft.weights;
-    return Math.max(0, w[1]! + w[3]! * d);
-  }
-
   /** Learned ms per 1,000 prefill tokens on an engine with nothing decoding (the prior until warm). */
   prefillMsPerKToken(): number {
-    return this.prefillMsPerKTokenAt(0);
+    return this.ttft.observations < WARM_OBSERVATIONS
+      ? this.prior.prefillMsPerToken * 1000
+      : Math.max(0, this.ttft.weights[1]!);
   }
 
   /** Learned ms per output token at the current decode load; null until a stream taught it. */
@@ -310,7 +272,7 @@ export class PrefillLoad {
     const keep: PrefillClaim[] = [];
     for (const c of this.assumed) {
       if (c.stage !== "prefill") continue;
-      if (c.assumedPrefillEnd <= now) this.leavePrefill(c, false, now);
+      if (c.assumedPrefillEnd <= now) this.leavePrefill(c, false);
       else {
         keep.push(c);
         if (c.assumedPrefillEnd < next) next = c.assumedPrefillEnd;
