@@ -1,7 +1,9 @@
 // GatewayConfig: the gateway's own settings (listeners, who is a tenant, limits, timeouts, retries, logging).
 // Every field has a default, so the document itself is optional.
+
 import { createHash } from "node:crypto";
 import { BlockList, isIP } from "node:net";
+import { type BatchSettings, DEFAULT_BATCHES, parseBatchSettings } from "./batch-settings.js";
 import { type BudgetStoreSettings, DEFAULT_BUDGET_STORE, parseBudgetStore } from "./budget-store-settings.js";
 import { deepFreeze } from "./deep-freeze.js";
 import type { Envelope } from "./envelope.js";
@@ -117,6 +119,8 @@ export interface GatewaySettings {
   };
   /** Where tenant budgets are counted (budget-store-settings.ts). */
   readonly budgets: BudgetStoreSettings;
+  /** The Files and Batch API (batch-settings.ts); off without a `path`. */
+  readonly batches: BatchSettings;
   readonly logging: {
     /** Log prompt and completion text; default false. */
     readonly prompts: boolean;
@@ -140,6 +144,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   streaming: { heartbeatMs: 0 },
   shutdown: { drainMs: 25_000 },
   budgets: DEFAULT_BUDGET_STORE,
+  batches: DEFAULT_BATCHES,
   logging: { prompts: false, destination: "stdout" },
 });
 
@@ -229,6 +234,7 @@ export function parseGatewaySettings(
   const drainMs = sd?.int("drainMs", { min: 0, max: 3_600_000 }) ?? d.shutdown.drainMs;
   sd?.done();
   const budgets = parseBudgetStore(spec, issues, options.env ?? process.env);
+  const batches = parseBatchSettings(spec, issues);
   const g = spec.map("logging");
   const logging = {
     prompts: g?.bool("prompts") ?? d.logging.prompts,
@@ -246,6 +252,7 @@ export function parseGatewaySettings(
     streaming: { heartbeatMs },
     shutdown: { drainMs },
     budgets,
+    batches,
     logging,
   };
 }

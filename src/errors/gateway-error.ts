@@ -40,6 +40,12 @@ export type GatewayErrorCode =
   | "outside_allowed_window"
   | "input_too_large"
   | "budget_store_unavailable"
+  | "batches_disabled"
+  | "file_not_found"
+  | "file_too_large"
+  | "invalid_multipart"
+  | "batch_not_found"
+  | "batch_not_cancellable"
   | "internal_error";
 
 const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
@@ -79,6 +85,12 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   outside_allowed_window: { status: 429, type: "rate_limit_error" },
   input_too_large: { status: 400, type: "invalid_request_error" },
   budget_store_unavailable: { status: 503, type: "service_unavailable_error" },
+  batches_disabled: { status: 404, type: "invalid_request_error" },
+  file_not_found: { status: 404, type: "invalid_request_error" },
+  file_too_large: { status: 413, type: "invalid_request_error" },
+  invalid_multipart: { status: 400, type: "invalid_request_error" },
+  batch_not_found: { status: 404, type: "invalid_request_error" },
+  batch_not_cancellable: { status: 409, type: "invalid_request_error" },
   internal_error: { status: 500, type: "server_error" },
 };
 

@@ -108,6 +108,7 @@ async function serve(
   // Identify before reading the body: an unknown caller does not get to upload 4 MiB first.
   const who = gw.identifier.identify(req.headers, req.socket.remoteAddress);
   rec.tenant = who.tenant;
+  if (who.batch) rec.batch = who.batch;
   const raw = await readBody(req, config.gateway.limits);
   let plan: RequestPlan;
   if (gen.staged) {

@@ -25,6 +25,8 @@ import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
 import { ProcessMetrics } from "../telemetry/process-metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { routeAdmin, sendJson } from "./admin-routes.js";
+import { type BatchApi, isBatchPath, routeBatch } from "./batch-routes.js";
+import { BatchService } from "./batch-service.js";
 import { handleCompletion } from "./completion-handler.js";
 import { EngineRetirement } from "./engine-retirement.js";
 import { collectGauges } from "./gateway-gauges.js";
@@ -67,6 +69,9 @@ export class Gateway implements GatewayRuntime {
   private readonly retirement: EngineRetirement;
   /** Tenant budgets, kept across reloads (a reload sets their limits). */
   readonly budgets: BudgetStore;
+  /** The Files and Batch API's store and runner; null when `batches.path` is unset. */
+  readonly batches: BatchService | null;
+  private readonly batchApi: BatchApi | null;
   /** What the requests of the rollout stage in force showed (its gates); a new stage starts afresh. */
   rollout: RolloutStats;
   private readonly upstream = new UpstreamPools(() => this.config.gateway.timeouts.connectMs);
@@ -88,6 +93,7 @@ export class Gateway implements GatewayRuntime {
   private drainUntil = 0;
   cutting = false;
   private stopping: Promise<void> | null = null;
+  private batchesStopped: Promise<void> | null = null;
   /** The event loop's own delays; a window whose worst passes 100 ms is logged as `gateway.loop-stall`. */
   private readonly loopDelay = new LoopDelayMonitor(10_000, 10, (w) =>
     this.log.event("gateway.loop-stall", { max_ms: w.maxMs, p99_ms: w.p99Ms, window_s: 10 }),
@@ -101,7 +107,13 @@ export class Gateway implements GatewayRuntime {
     this.opts = opts;
     const g = config.gateway;
     this.log = new RequestLog(opts.logDestination ?? g.logging.destination);
-    this.identifier = identifierFor(config);
+    this.batches = BatchService.open(config, this.log);
+    this.batchApi =
+      this.batches?.api(
+        () => this.config,
+        (req) => this.identifier.identify(req.headers, req.socket.remoteAddress),
+      ) ?? null;
+    this.identifier = identifierFor(config, this.batches);
     const built = buildGeneration(config, null, this.flowListeners);
     this.gen = built.generation;
     this.rollout = new RolloutStats(rolloutSignature(config.route));
@@ -186,7 +198,7 @@ export class Gateway implements GatewayRuntime {
     const previous = this.gen;
     const { generation, changes } = buildGeneration(config, previous, this.flowListeners, fresh);
     for (const ep of fresh) if (!generation.engines.has(ep)) this.monitor.remove(ep);
-    const identifier = identifierFor(config);
+    const identifier = identifierFor(config, this.batches);
     for (const ep of changes.added) this.monitor.add(ep);
     this.wire(generation);
     this.gen = generation;
@@ -195,6 +207,7 @@ export class Gateway implements GatewayRuntime {
     generation.flow.start();
     for (const ep of changes.removed) this.retirement.retire(ep);
     this.budgets.setConfig(config.budgets);
+    this.batches?.reconfigure(config.gateway.batches);
     const stage = rolloutSignature(config.route);
     if (stage !== this.rollout.signature) this.rollout = new RolloutStats(stage);
     this.metrics.configInfo.labels(previous.config.version).set(0);
@@ -249,6 +262,7 @@ export class Gateway implements GatewayRuntime {
       [...this.pools.values()].flatMap((p) => p.endpoints),
       3000,
     );
+    this.batches?.start(`http://${loopbackHost(this.opts.host ?? g.listen.host)}:${this.boundPort}`);
   }
 
   private serveCompletion(kind: ApiKind, req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -287,6 +301,8 @@ export class Gateway implements GatewayRuntime {
       this.log.event("gateway.draining", { in_flight: this.activeRequests, drain_ms: maxMs });
       this.server.close();
       this.server.closeIdleConnections();
+      // The runner claims no more; its lines in flight are requests in progress like any other.
+      this.batchesStopped = this.batches?.stop(this.drainUntil) ?? null;
     }
     while (this.activeRequests > 0 && Date.now() < this.drainUntil) await sleep(20);
     const cut = this.activeRequests;
@@ -334,6 +350,7 @@ export class Gateway implements GatewayRuntime {
   }
 
   private async stopNow(): Promise<void> {
+    await (this.batchesStopped ?? this.batches?.stop());
     this.loopDelay.stop();
     this.processMetrics.stop();
     if (this.capacityTimer) clearInterval(this.capacityTimer);
@@ -356,6 +373,11 @@ export class Gateway implements GatewayRuntime {
     }
     if (req.method === "POST" && path === "/v1/completions") {
       this.serveCompletion("completion", req, res);
+      return;
+    }
+    if (path !== undefined && isBatchPath(path)) {
+      const query = new URLSearchParams((req.url ?? "").split("?", 2)[1] ?? "");
+      void routeBatch(this.batchApi, req, res, path, query);
       return;
     }
     if (req.method === "GET" && path === "/v1/models") return sendJson(res, 200, modelList(this.config));
@@ -398,11 +420,19 @@ export class Gateway implements GatewayRuntime {
   }
 }
 
-/** The caller identification a config's `auth` describes. */
-function identifierFor(config: GatewayConfigSet): Identifier {
+/** The caller identification a config's `auth` describes (and the batch runner's own requests). */
+function identifierFor(config: GatewayConfigSet, batches: BatchService | null): Identifier {
   const auth = config.gateway.auth;
   const up = auth.trustedUpstreams;
-  return new Identifier(auth, up && up.addresses.length > 0 ? trustedAddressList(up.addresses) : null);
+  const list = up && up.addresses.length > 0 ? trustedAddressList(up.addresses) : null;
+  return new Identifier(auth, list, batches ? Buffer.from(batches.secret) : null);
+}
+
+/** Where the gateway reaches its own listener: a wildcard address is reached on loopback. */
+function loopbackHost(host: string): string {
+  if (host === "0.0.0.0" || host === "") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -11,8 +11,16 @@ import { GatewayError } from "../errors/gateway-error.js";
 export interface Identity {
   tenant: string;
   /** How the tenant was established. */
-  via: "api_key" | "trusted_upstream" | "anonymous";
+  via: "api_key" | "trusted_upstream" | "anonymous" | "batch";
+  /** A Batch API job's line (`via: "batch"`): the job and the line's custom_id. */
+  batch?: { readonly id: string; readonly customId: string };
 }
+
+/**
+ * The header with which the gateway's own batch runner sends a job's lines through the request path
+ * for the job's tenant; its value is a secret made at start that never leaves the process.
+ */
+export const BATCH_SECRET_HEADER = "x-tokengate-batch";
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -32,6 +40,8 @@ export class Identifier {
   constructor(
     private readonly auth: AuthSettings,
     trustedList: BlockList | null,
+    /** The batch runner's secret (BATCH_SECRET_HEADER); null: no runner. */
+    private readonly batchSecret: Buffer | null = null,
   ) {
     this.keys = new Map(auth.apiKeys.map((k) => [k.keySha256, k.tenant]));
     this.trusted = auth.trustedUpstreams && auth.trustedUpstreams.addresses.length > 0 ? trustedList : null;
@@ -42,6 +52,10 @@ export class Identifier {
   }
 
   identify(headers: IncomingHttpHeaders, remoteAddress: string | undefined): Identity {
+    if (this.batchSecret !== null && headers[BATCH_SECRET_HEADER] !== undefined) {
+      const batch = this.batchLine(headers);
+      if (batch) return batch;
+    }
     const claimed = headers["x-ai-tenant"];
     if (typeof claimed === "string" && claimed !== "") {
       if (!this.isTrustedUpstream(headers, remoteAddress)) {
@@ -66,6 +80,17 @@ export class Identifier {
     });
   }
 
+  /** The runner's own request for a job's line: the secret matches and names tenant, job and line. */
+  private batchLine(headers: IncomingHttpHeaders): Identity | null {
+    const given = headers[BATCH_SECRET_HEADER];
+    if (typeof given !== "string" || !equalSecret(Buffer.from(given), this.batchSecret!)) return null;
+    const tenant = headers["x-ai-tenant"];
+    const id = headers["x-ai-batch-id"];
+    const customId = headers["x-ai-batch-custom-id"];
+    if (typeof tenant !== "string" || typeof id !== "string" || typeof customId !== "string") return null;
+    return { tenant, via: "batch", batch: { id, customId: decodeURIComponent(customId) } };
+  }
+
   private isTrustedUpstream(headers: IncomingHttpHeaders, remoteAddress: string | undefined): boolean {
     const up = this.auth.trustedUpstreams;
     if (!up) return false;
@@ -78,8 +103,7 @@ export class Identifier {
     if (this.secret) {
       const given = headers[this.secretHeader];
       if (typeof given !== "string") return false;
-      const g = Buffer.from(given);
-      if (g.length !== this.secret.length || !timingSafeEqual(g, this.secret)) return false;
+      if (!equalSecret(Buffer.from(given), this.secret)) return false;
     } else if (!this.trusted) {
       // Neither a secret nor addresses could be established (e.g. the secret's env var is unset): trust nobody.
       return false;
@@ -93,4 +117,8 @@ function bearer(headers: IncomingHttpHeaders): string | null {
   if (typeof h === "string" && h.startsWith("Bearer ")) return h.slice(7).trim() || null;
   const k = headers["x-api-key"];
   return typeof k === "string" && k !== "" ? k : null;
+}
+
+function equalSecret(given: Buffer, secret: Buffer): boolean {
+  return given.length === secret.length && timingSafeEqual(given, secret);
 }

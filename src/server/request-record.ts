@@ -55,6 +55,8 @@ export class RequestRecord {
   wouldRouteReason: string | null = null;
   /** Who served it under a rollout: the legacy service, the canary, or tokengate as routed; null: no rollout. */
   rolloutSide: "legacy" | "canary" | "routed" | null = null;
+  /** A Batch API job's line run through the gateway's own path: its job and custom_id; null: not one. */
+  batch: { readonly id: string; readonly customId: string } | null = null;
   /** What the tenant's budget holds for this request until it ends; null: not budgeted. */
   reservation: Reservation | null = null;
 
@@ -122,6 +124,10 @@ export class RequestRecord {
       line.rollout_stage = this.rolloutStage;
       line.would_route_pool = this.wouldRoutePool;
       line.would_route_reason = this.wouldRouteReason;
+    }
+    if (this.batch !== null) {
+      line.batch_id = this.batch.id;
+      line.custom_id = this.batch.customId;
     }
     if (this.prompt !== undefined) line.prompt = this.prompt;
     return line;

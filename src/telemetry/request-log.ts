@@ -60,6 +60,9 @@ export interface RequestLogLine {
   /** Sent to the legacy service: the pool and reason tokengate's own decision named (seed 004's shadow stage). */
   would_route_pool?: string | null;
   would_route_reason?: string | null;
+  /** A line of a Batch API job: the job and the line's custom_id. */
+  batch_id?: string;
+  custom_id?: string;
   prompt?: unknown;
 }
 

@@ -1,0 +1,75 @@
+// The Batch API's running parts beside the gateway: the job store (SQLite), the runner that feeds jobs'
+// lines through the gateway's own listener, and the routes. Opened with the gateway when
+// GatewayConfig `batches.path` names a file; started once the listener is up (the runner sends to it),
+// stopped before it closes (lines in flight may finish within the shutdown drain, the rest go back to
+// pending for the next start).
+
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import type http from "node:http";
+import { dirname } from "node:path";
+import { BatchRunner } from "../batch/batch-runner.js";
+import { SqliteBatchStore } from "../batch/batch-store.js";
+import { LoopbackSender } from "../batch/loopback-sender.js";
+import type { BatchSettings } from "../config/batch-settings.js";
+import type { GatewayConfigSet } from "../config/config-set.js";
+import type { RequestLog } from "../telemetry/request-log.js";
+import type { BatchApi } from "./batch-routes.js";
+import type { Identity } from "./identify.js";
+
+export class BatchService {
+  /** The secret the runner's requests carry (identify.ts BATCH_SECRET_HEADER). */
+  readonly secret = randomBytes(24).toString("base64url");
+  readonly store: SqliteBatchStore;
+  private runner: BatchRunner | null = null;
+  private sender: LoopbackSender | null = null;
+
+  private constructor(
+    private settings: BatchSettings,
+    private readonly log: RequestLog,
+  ) {
+    mkdirSync(dirname(settings.path!), { recursive: true });
+    this.store = SqliteBatchStore.open(settings.path!);
+  }
+
+  /** Opens the store the config names; null when the Batch API is off. */
+  static open(config: GatewayConfigSet, log: RequestLog): BatchService | null {
+    const s = config.gateway.batches;
+    return s.path === null ? null : new BatchService(s, log);
+  }
+
+  /** The routes' view of the gateway. */
+  api(config: () => GatewayConfigSet, identify: (req: http.IncomingMessage) => Identity): BatchApi {
+    return { store: this.store, config, identify, created: () => this.runner?.poke() };
+  }
+
+  /** Starts the runner, sending to the gateway's listener at `origin`. */
+  start(origin: string): void {
+    this.sender = new LoopbackSender(origin, this.secret, this.settings.concurrency);
+    this.runner = new BatchRunner(this.store, this.sender.send, this.settings, {
+      line: (f) => this.log.event("batch.line", f),
+      finalized: (id) => {
+        const b = this.store.counts(id);
+        this.log.event("batch.finalized", { batch_id: id, ...b });
+      },
+    });
+    this.runner.start();
+  }
+
+  /** A reload's settings (the store's path takes effect at the next start). */
+  reconfigure(settings: BatchSettings): void {
+    this.settings = { ...settings, path: this.settings.path };
+    this.runner?.reconfigure(this.settings);
+  }
+
+  get inFlight(): number {
+    return this.runner?.inFlight ?? 0;
+  }
+
+  /** Stops claiming; lines in flight may finish until `deadline`; the rest go back to pending. */
+  async stop(deadline = Date.now()): Promise<void> {
+    await this.runner?.stop(deadline);
+    await this.sender?.close();
+    this.store.close();
+  }
+}
