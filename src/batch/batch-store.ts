@@ -21,184 +21,43 @@
 // are stored as Unix seconds, the lease and backoff times of lines in milliseconds. Validation of an
 // input file is done elsewhere (batch-input.ts); this module trusts what it is given.
 
-import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import {
+  BATCH_PAGE_DEFAULT,
+  BATCH_PAGE_MAX,
+  type BatchRow,
+  type ClaimedLine,
+  clampLimit,
+  countsOf,
+  FILE_PAGE_DEFAULT,
+  FILE_PAGE_MAX,
+  type FileRow,
+  type LineKey,
+  type LineOutcome,
+  type LineRow,
+  type NewBatch,
+  type NewBatchLine,
+  newBatchId,
+  newBatchRequestId,
+  newFileId,
+  page,
+  seconds,
+  toBatchObject,
+  toFileObject,
+} from "./batch-rows.js";
+import { prepareAll, SCHEMA } from "./batch-sql.js";
+import {
   type BatchErrors,
-  type BatchMetadata,
   type BatchObject,
   type BatchRequestOutput,
-  type BatchStatus,
   FINAL_STATUSES,
   type FileObject,
   type FilePurpose,
-  type LineState,
   type ListPage,
   type RequestCounts,
 } from "./batch-types.js";
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS files (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  tenant TEXT NOT NULL,
-  purpose TEXT NOT NULL,
-  filename TEXT NOT NULL,
-  bytes INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
-  content BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS files_by_tenant ON files (tenant, seq);
-CREATE TABLE IF NOT EXISTS batches (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  tenant TEXT NOT NULL,
-  endpoint TEXT NOT NULL,
-  input_file_id TEXT NOT NULL,
-  completion_window TEXT NOT NULL,
-  status TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  in_progress_at INTEGER,
-  expires_at INTEGER,
-  finalizing_at INTEGER,
-  completed_at INTEGER,
-  failed_at INTEGER,
-  expired_at INTEGER,
-  cancelling_at INTEGER,
-  cancelled_at INTEGER,
-  metadata TEXT,
-  errors TEXT,
-  output_file_id TEXT,
-  error_file_id TEXT,
-  request_total INTEGER NOT NULL DEFAULT 0,
-  request_completed INTEGER NOT NULL DEFAULT 0,
-  request_failed INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS batches_by_tenant ON batches (tenant, seq);
-CREATE INDEX IF NOT EXISTS batches_by_status ON batches (status, seq);
-CREATE TABLE IF NOT EXISTS batch_lines (
-  batch_id TEXT NOT NULL REFERENCES batches (id),
-  line INTEGER NOT NULL,
-  custom_id TEXT NOT NULL,
-  body TEXT NOT NULL,
-  state TEXT NOT NULL,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  claimed_by TEXT,
-  lease_until INTEGER,
-  not_before INTEGER NOT NULL DEFAULT 0,
-  result TEXT,
-  finished_at INTEGER,
-  PRIMARY KEY (batch_id, line),
-  UNIQUE (batch_id, custom_id)
-) WITHOUT ROWID;
--- The lines still to run: a claim, and the checks of whether a batch is done, read only these, however
--- many of the batch's lines have finished. A query names it (INDEXED BY: without ANALYZE statistics the
--- planner prefers the primary key) and repeats its condition on state, which SQLite requires to use it.
-CREATE INDEX IF NOT EXISTS batch_lines_open ON batch_lines (batch_id, line) WHERE state IN ('pending', 'running');
-`;
-
-/** A stored file without its content, as the `files` table has it. */
-export interface FileRow {
-  readonly id: string;
-  readonly tenant: string;
-  readonly purpose: FilePurpose;
-  readonly filename: string;
-  readonly bytes: number;
-  /** Unix seconds. */
-  readonly created_at: number;
-}
-
-/** A batch as the `batches` table has it: timestamps in Unix seconds, `metadata` and `errors` JSON text. */
-export interface BatchRow {
-  readonly id: string;
-  readonly tenant: string;
-  readonly endpoint: string;
-  readonly input_file_id: string;
-  readonly completion_window: string;
-  readonly status: BatchStatus;
-  readonly created_at: number;
-  readonly in_progress_at: number | null;
-  readonly expires_at: number | null;
-  readonly finalizing_at: number | null;
-  readonly completed_at: number | null;
-  readonly failed_at: number | null;
-  readonly expired_at: number | null;
-  readonly cancelling_at: number | null;
-  readonly cancelled_at: number | null;
-  readonly metadata: string | null;
-  readonly errors: string | null;
-  readonly output_file_id: string | null;
-  readonly error_file_id: string | null;
-  /** Its lines; kept with the row so that reading a batch never counts them. */
-  readonly request_total: number;
-  /** Its lines that succeeded (`request_counts.completed`). */
-  readonly request_completed: number;
-  readonly request_failed: number;
-}
-
-/** A line of a batch as the `batch_lines` table has it; times in epoch ms. */
-export interface LineRow {
-  readonly batch_id: string;
-  readonly line: number;
-  readonly custom_id: string;
-  /** The request body, JSON text. */
-  readonly body: string;
-  readonly state: LineState;
-  readonly attempts: number;
-  readonly claimed_by: string | null;
-  readonly lease_until: number | null;
-  readonly not_before: number;
-  /** The line's output record, JSON text; null until it is finished or closed. */
-  readonly result: string | null;
-  readonly finished_at: number | null;
-}
-
-/** A line handed to a runner by `claimLines`, with what it needs to send it. */
-export interface ClaimedLine {
-  readonly batchId: string;
-  readonly line: number;
-  readonly customId: string;
-  /** The request body, JSON text, sent on unchanged. */
-  readonly body: string;
-  /** Claims of this line so far, this one included. */
-  readonly attempts: number;
-  readonly tenant: string;
-  readonly endpoint: string;
-  /** Epoch ms; `renewLeases` moves it. */
-  readonly leaseUntil: number;
-}
-
-/** Names a line of a batch. */
-export interface LineKey {
-  readonly batchId: string;
-  readonly line: number;
-}
-
-/** One request of a new batch. */
-export interface NewBatchLine {
-  /** 1-based line number in the input file. */
-  readonly line: number;
-  readonly customId: string;
-  /** The request body: an object (serialized here) or JSON text. */
-  readonly body: Readonly<Record<string, unknown>> | string;
-}
-
-export interface NewBatch {
-  readonly tenant: string;
-  readonly endpoint: string;
-  readonly inputFileId: string;
-  /** How long the batch may run; `expires_at` = creation + this. */
-  readonly completionWindowMs: number;
-  /** The window as the client named it; `24h` unless told. */
-  readonly completionWindow?: string;
-  readonly metadata?: BatchMetadata | null;
-}
-
-/** How a line that ran ended: `succeeded` goes to the output file, `failed` to the error file. */
-export interface LineOutcome {
-  readonly state: "succeeded" | "failed";
-  readonly result: BatchRequestOutput;
-}
+export * from "./batch-rows.js";
 
 export interface BatchStoreOptions {
   /** How long a write waits for another process's transaction before SQLITE_BUSY; 5000 ms unless told. */
@@ -218,118 +77,11 @@ export class FileTooLarge extends Error {
   }
 }
 
-/** Batches a list page holds unless told, and at most. */
-export const BATCH_PAGE_DEFAULT = 20;
-export const BATCH_PAGE_MAX = 100;
-/** Files a list page holds unless told, and at most (OpenAI's limits for `GET /v1/files`). */
-export const FILE_PAGE_DEFAULT = 10_000;
-export const FILE_PAGE_MAX = 10_000;
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-/** `n` random base62 characters (bytes ≥ 248 are dropped, so each character is uniform). */
-function randomBase62(n: number): string {
-  let out = "";
-  while (out.length < n) {
-    for (const b of randomBytes(n + 8)) {
-      if (b >= 248) continue;
-      out += BASE62[b % 62];
-      if (out.length === n) break;
-    }
-  }
-  return out;
-}
-
-/** A new file id, `file-` and 24 base62 characters, as OpenAI's look. */
-export function newFileId(): string {
-  return `file-${randomBase62(24)}`;
-}
-
-/** A new batch id, `batch_` and 32 hex characters. */
-export function newBatchId(): string {
-  return `batch_${randomBytes(16).toString("hex")}`;
-}
-
-/** A new id for one request's record in an output or error file, `batch_req_` and 32 hex characters. */
-export function newBatchRequestId(): string {
-  return `batch_req_${randomBytes(16).toString("hex")}`;
-}
-
-/** OpenAI's file object of a stored file. */
-export function toFileObject(row: FileRow): FileObject {
-  return {
-    id: row.id,
-    object: "file",
-    bytes: row.bytes,
-    created_at: row.created_at,
-    filename: row.filename,
-    purpose: row.purpose,
-    status: "processed",
-  };
-}
-
-/** `request_counts` of a stored batch. */
-export function countsOf(row: BatchRow): RequestCounts {
-  return { total: row.request_total, completed: row.request_completed, failed: row.request_failed };
-}
-
-/** OpenAI's batch object of a stored batch; its counts are the row's unless given. */
-export function toBatchObject(row: BatchRow, counts: RequestCounts = countsOf(row)): BatchObject {
-  return {
-    id: row.id,
-    object: "batch",
-    endpoint: row.endpoint,
-    errors: row.errors === null ? null : (JSON.parse(row.errors) as BatchErrors),
-    input_file_id: row.input_file_id,
-    completion_window: row.completion_window,
-    status: row.status,
-    output_file_id: row.output_file_id,
-    error_file_id: row.error_file_id,
-    created_at: row.created_at,
-    in_progress_at: row.in_progress_at,
-    expires_at: row.expires_at,
-    finalizing_at: row.finalizing_at,
-    completed_at: row.completed_at,
-    failed_at: row.failed_at,
-    expired_at: row.expired_at,
-    cancelling_at: row.cancelling_at,
-    cancelled_at: row.cancelled_at,
-    request_counts: { total: counts.total, completed: counts.completed, failed: counts.failed },
-    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as BatchMetadata),
-  };
-}
-
-function seconds(nowMs: number): number {
-  return Math.floor(nowMs / 1000);
-}
-
-function clampLimit(limit: number | undefined, dflt: number, max: number): number {
-  if (limit === undefined || !Number.isFinite(limit)) return dflt;
-  return Math.min(max, Math.max(1, Math.floor(limit)));
-}
-
-function page<T>(items: T[], limit: number, idOf: (t: T) => string): ListPage<T> {
-  const data = items.slice(0, limit);
-  return {
-    object: "list",
-    data,
-    first_id: data.length > 0 ? idOf(data[0]!) : null,
-    last_id: data.length > 0 ? idOf(data[data.length - 1]!) : null,
-    has_more: items.length > limit,
-  };
-}
-
 /** How a batch ends: completed, or cancelled / expired with the code its unrun lines are closed with. */
 type Ending =
   | { readonly status: "completed" }
   | { readonly status: "cancelled"; readonly code: "batch_cancelled" }
   | { readonly status: "expired"; readonly code: "batch_expired" };
-
-const FILE_COLUMNS = "id, tenant, purpose, filename, bytes, created_at";
-const BATCH_COLUMNS =
-  "id, tenant, endpoint, input_file_id, completion_window, status, created_at, in_progress_at, expires_at, " +
-  "finalizing_at, completed_at, failed_at, expired_at, cancelling_at, cancelled_at, metadata, errors, " +
-  "output_file_id, error_file_id, request_total, request_completed, request_failed";
 
 export class SqliteBatchStore {
   private readonly db: Database.Database;
@@ -730,161 +482,4 @@ function endingOf(b: BatchRow): Ending | null {
 /** Results (JSON text, one line each) as a JSONL file, each line ended by a newline. */
 function jsonl(rows: readonly { result: string }[]): Buffer {
   return Buffer.from(rows.map((r) => `${r.result}\n`).join(""), "utf8");
-}
-
-function prepareAll(db: Database.Database) {
-  return {
-    insertFile: db.prepare<[string, string, string, string, number, number, Buffer]>(
-      "INSERT INTO files (id, tenant, purpose, filename, bytes, created_at, content) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    ),
-    getFile: db.prepare<[string, string], FileRow>(
-      `SELECT ${FILE_COLUMNS} FROM files WHERE id = ? AND tenant = ?`,
-    ),
-    fileContent: db.prepare<[string, string], { content: Buffer }>(
-      "SELECT content FROM files WHERE id = ? AND tenant = ?",
-    ),
-    deleteFile: db.prepare<[string, string]>("DELETE FROM files WHERE id = ? AND tenant = ?"),
-    fileSeq: db.prepare<[string, string], { seq: number }>(
-      "SELECT seq FROM files WHERE id = ? AND tenant = ?",
-    ),
-    listFiles: db.prepare<[string, number, number], FileRow>(
-      `SELECT ${FILE_COLUMNS} FROM files WHERE tenant = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-    ),
-    listFilesOfPurpose: db.prepare<[string, string, number, number], FileRow>(
-      `SELECT ${FILE_COLUMNS} FROM files WHERE tenant = ? AND purpose = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-    ),
-
-    insertBatch: db.prepare<
-      [
-        {
-          id: string;
-          tenant: string;
-          endpoint: string;
-          input_file_id: string;
-          completion_window: string;
-          status: BatchStatus;
-          created_at: number;
-          in_progress_at: number | null;
-          expires_at: number;
-          failed_at: number | null;
-          metadata: string | null;
-          errors: string | null;
-          request_total: number;
-        },
-      ]
-    >(`
-      INSERT INTO batches (id, tenant, endpoint, input_file_id, completion_window, status, created_at,
-        in_progress_at, expires_at, failed_at, metadata, errors, request_total)
-      VALUES (@id, @tenant, @endpoint, @input_file_id, @completion_window, @status, @created_at,
-        @in_progress_at, @expires_at, @failed_at, @metadata, @errors, @request_total)`),
-    insertLine: db.prepare<[string, number, string, string]>(
-      "INSERT INTO batch_lines (batch_id, line, custom_id, body, state) VALUES (?, ?, ?, ?, 'pending')",
-    ),
-    getBatchById: db.prepare<[string], BatchRow>(`SELECT ${BATCH_COLUMNS} FROM batches WHERE id = ?`),
-    getBatch: db.prepare<[string, string], BatchRow>(
-      `SELECT ${BATCH_COLUMNS} FROM batches WHERE id = ? AND tenant = ?`,
-    ),
-    batchSeq: db.prepare<[string, string], { seq: number }>(
-      "SELECT seq FROM batches WHERE id = ? AND tenant = ?",
-    ),
-    listBatches: db.prepare<[string, number, number], BatchRow>(
-      `SELECT ${BATCH_COLUMNS} FROM batches WHERE tenant = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-    ),
-    countSucceeded: db.prepare<[string]>(
-      "UPDATE batches SET request_completed = request_completed + 1 WHERE id = ?",
-    ),
-    countFailed: db.prepare<[string]>("UPDATE batches SET request_failed = request_failed + 1 WHERE id = ?"),
-    getLine: db.prepare<[string, number], LineRow>(
-      "SELECT * FROM batch_lines WHERE batch_id = ? AND line = ?",
-    ),
-    cancel: db.prepare<[number, string, string]>(`
-      UPDATE batches SET status = 'cancelling', cancelling_at = ?
-      WHERE id = ? AND tenant = ? AND status IN ('in_progress', 'validating')`),
-    due: db.prepare<[number], { id: string }>(`
-      SELECT b.id FROM batches b
-      WHERE b.status IN ('in_progress', 'validating') AND b.expires_at <= ?
-        AND (b.status = 'validating' OR EXISTS (
-          SELECT 1 FROM batch_lines l INDEXED BY batch_lines_open
-          WHERE l.batch_id = b.id AND l.state IN ('pending', 'running')))
-      ORDER BY b.seq`),
-    expire: db.prepare<[number, number, string]>(`
-      UPDATE batches SET status = 'finalizing', finalizing_at = ?, expired_at = ?
-      WHERE id = ? AND status IN ('in_progress', 'validating')`),
-
-    claimable: db.prepare<
-      [{ now: number; now_s: number; n: number }],
-      {
-        batch_id: string;
-        line: number;
-        custom_id: string;
-        body: string;
-        attempts: number;
-        tenant: string;
-        endpoint: string;
-      }
-    >(`
-      SELECT l.batch_id, l.line, l.custom_id, l.body, l.attempts, b.tenant, b.endpoint
-      FROM batches b JOIN batch_lines l INDEXED BY batch_lines_open ON l.batch_id = b.id
-      WHERE b.status = 'in_progress' AND b.expires_at > @now_s AND l.state IN ('pending', 'running')
-        AND ((l.state = 'pending' AND l.not_before <= @now) OR (l.state = 'running' AND l.lease_until < @now))
-      ORDER BY b.seq, l.line
-      LIMIT @n`),
-    claim: db.prepare<[string, number, string, number]>(`
-      UPDATE batch_lines SET state = 'running', claimed_by = ?, lease_until = ?, attempts = attempts + 1
-      WHERE batch_id = ? AND line = ?`),
-    renew: db.prepare<[number, string, number, string]>(`
-      UPDATE batch_lines SET lease_until = ?
-      WHERE batch_id = ? AND line = ? AND state = 'running' AND claimed_by = ?`),
-    finish: db.prepare<[LineState, string, number, string, number, string]>(`
-      UPDATE batch_lines SET state = ?, result = ?, finished_at = ?, claimed_by = NULL, lease_until = NULL
-      WHERE batch_id = ? AND line = ? AND state = 'running' AND claimed_by = ?`),
-    retry: db.prepare<[number, string, number, string]>(`
-      UPDATE batch_lines SET state = 'pending', not_before = ?, claimed_by = NULL, lease_until = NULL
-      WHERE batch_id = ? AND line = ? AND state = 'running' AND claimed_by = ?`),
-    defer: db.prepare<[number, string, number, string]>(`
-      UPDATE batch_lines SET state = 'pending', not_before = ?, claimed_by = NULL, lease_until = NULL,
-        attempts = MAX(attempts - 1, 0)
-      WHERE batch_id = ? AND line = ? AND state = 'running' AND claimed_by = ?`),
-    release: db.prepare<[string]>(`
-      UPDATE batch_lines SET state = 'pending', claimed_by = NULL, lease_until = NULL,
-        attempts = MAX(attempts - 1, 0)
-      WHERE state = 'running' AND claimed_by = ?`),
-
-    ready: db.prepare<[{ now: number }], { id: string }>(`
-      SELECT b.id FROM batches b
-      WHERE (b.status = 'in_progress' AND NOT EXISTS (
-               SELECT 1 FROM batch_lines l INDEXED BY batch_lines_open
-               WHERE l.batch_id = b.id AND l.state IN ('pending', 'running')))
-         OR (b.status IN ('cancelling', 'finalizing') AND NOT EXISTS (
-               SELECT 1 FROM batch_lines l INDEXED BY batch_lines_open
-               WHERE l.batch_id = b.id AND l.state IN ('pending', 'running')
-                 AND l.state = 'running' AND l.lease_until >= @now))
-      ORDER BY b.seq`),
-    unfinished: db.prepare<[{ id: string; now: number }], { live: number; open: number }>(`
-      SELECT COALESCE(SUM(state = 'running' AND lease_until >= @now), 0) AS live,
-             COUNT(*) AS open
-      FROM batch_lines INDEXED BY batch_lines_open WHERE batch_id = @id AND state IN ('pending', 'running')`),
-    openLines: db.prepare<[string], { line: number; custom_id: string }>(`
-      SELECT line, custom_id FROM batch_lines INDEXED BY batch_lines_open
-      WHERE batch_id = ? AND state IN ('pending', 'running') ORDER BY line`),
-    close: db.prepare<[string, number, string, number]>(`
-      UPDATE batch_lines SET state = 'closed', result = ?, finished_at = ?, claimed_by = NULL, lease_until = NULL
-      WHERE batch_id = ? AND line = ?`),
-    results: db.prepare<[string, LineState], { result: string }>(
-      "SELECT result FROM batch_lines WHERE batch_id = ? AND state = ? ORDER BY line",
-    ),
-    errorResults: db.prepare<[string], { result: string }>(`
-      SELECT result FROM batch_lines
-      WHERE batch_id = ? AND state IN ('failed', 'closed') ORDER BY line`),
-    finalize: db.prepare<
-      [{ id: string; status: string; at: number; output_file_id: string; error_file_id: string | null }]
-    >(`
-      UPDATE batches SET status = @status,
-        finalizing_at = COALESCE(finalizing_at, @at),
-        completed_at = CASE WHEN @status = 'completed' THEN @at ELSE completed_at END,
-        cancelled_at = CASE WHEN @status = 'cancelled' THEN @at ELSE cancelled_at END,
-        expired_at = CASE WHEN @status = 'expired' THEN COALESCE(expired_at, @at) ELSE expired_at END,
-        output_file_id = @output_file_id, error_file_id = @error_file_id
-      WHERE id = @id`),
-  };
 }
