@@ -4,8 +4,9 @@
 // exactly once. What the gateway answers decides what happens to the line:
 // - 2xx: succeeded, the answer goes to the output file;
 // - told to wait (the batch pool paused or its queue full or timed out, the tenant outside its window,
-//   over its budget or its concurrency): back to pending after the Retry-After, the attempt given
-//   back — a delay, never a failure;
+//   over its budget or its concurrency): back to pending after the Retry-After (at most `maxBackoffMs`,
+//   so a pause that lifts early or a reload that opens the window is seen), the attempt given back — a
+//   delay, never a failure;
 // - the engine failed (5xx, the connection): retried with exponential backoff up to `maxAttempts`
 //   runs, then the error file;
 // - any other 4xx: the request itself is at fault, the error file at once.
@@ -183,7 +184,10 @@ export class BatchRunner {
       return;
     }
     if (code !== null && WAIT_CODES.has(code)) {
-      const waitMs = Math.max(s.pollMs, (a.retryAfterSeconds ?? 1) * 1000);
+      // Retry-After is the gateway's guess at the time it was asked (a pause's configured 900 s, the hours
+      // until the tenant's window opens); a pause may lift or a reload open the window sooner, so a line
+      // looks again after at most maxBackoffMs.
+      const waitMs = Math.min(s.maxBackoffMs, Math.max(s.pollMs, (a.retryAfterSeconds ?? 1) * 1000));
       this.store.deferLine(this.owner, line.batchId, line.line, now + waitMs);
       report("deferred", waitMs);
       return;

@@ -255,6 +255,11 @@ export class SqliteBatchStore {
    * `request_counts` of a batch: its lines, those that succeeded, those that failed (a line a cancel or
    * the expiry closed unrun is neither); zeros when there is no such batch.
    */
+  /** A batch whoever owns it (the runner's own view, never an API answer). */
+  batchById(id: string): BatchRow | null {
+    return this.stmts.getBatchById.get(id) ?? null;
+  }
+
   counts(batchId: string): RequestCounts {
     const row = this.stmts.getBatchById.get(batchId);
     return row ? countsOf(row) : { total: 0, completed: 0, failed: 0 };

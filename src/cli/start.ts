@@ -50,6 +50,7 @@ export async function runStartCommand(argv: string[]): Promise<number> {
       `    -d '{"model":"summary-default","messages":[{"role":"user","content":"总结这段客服对话：用户反馈订单未发货。"}],"max_tokens":64}' -D -\n\n` +
       `Why it went there, without sending anything:\n` +
       `  npx tokengate route explain --config ${dir} --task live_ticket_summary --input-tokens 2864\n\n` +
+      batchHint(gw.url, gw.config.gateway.batches.path !== null) +
       `Metrics:   ${gw.adminUrl}/metrics   (engines: ${fleet.replicas[0]!.url}/metrics)\n` +
       `Endpoints: curl -s ${gw.adminUrl}/admin/endpoints -H "authorization: Bearer ${adminTokenHint(gw, dir)}"\n` +
       `Config:    npx tokengate config history --config ${dir}   (apply, diff, rollback: npx tokengate config --help)\n` +
@@ -59,6 +60,22 @@ export async function runStartCommand(argv: string[]): Promise<number> {
   await gw.stop();
   await fleet.stop();
   return 0;
+}
+
+/** Two commands that submit a Batch API job (only when the config turns the API on). */
+function batchHint(url: string, on: boolean): string {
+  if (!on) return "";
+  const line =
+    '{"custom_id":"t-1","method":"POST","url":"/v1/chat/completions","body":{"model":"summary-default",' +
+    '"messages":[{"role":"user","content":"总结：用户反馈订单未发货。"}],"max_tokens":64}}';
+  const key = "-H 'authorization: Bearer sk-local-support-basic-0001'";
+  return (
+    `A Batch API job (its lines run through summary-batch, class batch; then GET /v1/batches/<id>):\n` +
+    `  echo '${line}' > /tmp/tg-in.jsonl\n` +
+    `  curl -s ${url}/v1/files ${key} -F purpose=batch -F file=@/tmp/tg-in.jsonl\n` +
+    `  curl -s ${url}/v1/batches ${key} -H 'content-type: application/json' \\\n` +
+    `    -d '{"input_file_id":"<id from above>","endpoint":"/v1/chat/completions","completion_window":"24h"}'\n\n`
+  );
 }
 
 /** How the admin token is written in the printed commands: the file it was put in, or its variable. */

@@ -13,6 +13,7 @@ import { SqliteBatchStore } from "../batch/batch-store.js";
 import { LoopbackSender } from "../batch/loopback-sender.js";
 import type { BatchSettings } from "../config/batch-settings.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
+import type { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import type { RequestLog } from "../telemetry/request-log.js";
 import type { BatchApi } from "./batch-routes.js";
 import type { Identity } from "./identify.js";
@@ -27,15 +28,17 @@ export class BatchService {
   private constructor(
     private settings: BatchSettings,
     private readonly log: RequestLog,
+    private readonly metrics: GatewayMetrics,
   ) {
     mkdirSync(dirname(settings.path!), { recursive: true });
     this.store = SqliteBatchStore.open(settings.path!);
+    metrics.registry.onCollect(() => metrics.batchLinesInFlight.labels().set(this.inFlight));
   }
 
   /** Opens the store the config names; null when the Batch API is off. */
-  static open(config: GatewayConfigSet, log: RequestLog): BatchService | null {
+  static open(config: GatewayConfigSet, log: RequestLog, metrics: GatewayMetrics): BatchService | null {
     const s = config.gateway.batches;
-    return s.path === null ? null : new BatchService(s, log);
+    return s.path === null ? null : new BatchService(s, log, metrics);
   }
 
   /** The routes' view of the gateway. */
@@ -47,10 +50,20 @@ export class BatchService {
   start(origin: string): void {
     this.sender = new LoopbackSender(origin, this.secret, this.settings.concurrency);
     this.runner = new BatchRunner(this.store, this.sender.send, this.settings, {
-      line: (f) => this.log.event("batch.line", f),
+      line: (f) => {
+        this.metrics.batchLines.labels(f.outcome).inc();
+        this.log.event("batch.line", f);
+      },
       finalized: (id) => {
-        const b = this.store.counts(id);
-        this.log.event("batch.finalized", { batch_id: id, ...b });
+        const b = this.store.batchById(id);
+        const status = b?.status ?? "unknown";
+        this.metrics.batchJobsEnded.labels(status).inc();
+        this.log.event("batch.finalized", {
+          batch_id: id,
+          status,
+          tenant: b?.tenant,
+          ...this.store.counts(id),
+        });
       },
     });
     this.runner.start();

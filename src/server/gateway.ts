@@ -107,7 +107,7 @@ export class Gateway implements GatewayRuntime {
     this.opts = opts;
     const g = config.gateway;
     this.log = new RequestLog(opts.logDestination ?? g.logging.destination);
-    this.batches = BatchService.open(config, this.log);
+    this.batches = BatchService.open(config, this.log, this.metrics);
     this.batchApi =
       this.batches?.api(
         () => this.config,

@@ -36,6 +36,9 @@ export class GatewayMetrics {
   readonly tokenEstimateError: Gauge;
   readonly tokenCorrectionFactor: Gauge;
   readonly budgetStoreUp: Gauge;
+  readonly batchLines: Counter;
+  readonly batchLinesInFlight: Gauge;
+  readonly batchJobsEnded: Counter;
   readonly configInfo: Gauge;
   readonly queueDepth: Gauge;
   readonly queueOutcomes: Counter;
@@ -171,6 +174,21 @@ export class GatewayMetrics {
       "ai_gateway_budget_store_up",
       "Whether the tenant-budget store answers (1), or not (0: Redis unreachable, its configured mode applies).",
       ["store"],
+    );
+    this.batchLines = r.counter(
+      "ai_gateway_batch_lines_total",
+      "Batch API lines run by this replica, by outcome (succeeded, failed, deferred: told to wait and put back with its attempt, retried: the engine failed, abandoned: its lease was lost).",
+      ["outcome"],
+    );
+    this.batchLinesInFlight = r.gauge(
+      "ai_gateway_batch_lines_in_flight",
+      "Batch API lines this replica is running now.",
+      [],
+    );
+    this.batchJobsEnded = r.counter(
+      "ai_gateway_batch_jobs_finalized_total",
+      "Batch API jobs this replica finalized, by final status (completed, cancelled, expired).",
+      ["status"],
     );
     this.configInfo = r.gauge("ai_gateway_config_info", "The route config version in force (value 1).", [
       "version",
