@@ -82,6 +82,8 @@ export interface ClaimedLine {
   readonly attempts: number;
   readonly tenant: string;
   readonly endpoint: string;
+  /** The job's `metadata.task`: the task of its lines that name none themselves; null: none. */
+  readonly jobTask: string | null;
   /** Epoch ms; `renewLeases` moves it. */
   readonly leaseUntil: number;
 }

@@ -159,9 +159,10 @@ export function prepareAll(db: Database.Database) {
         attempts: number;
         tenant: string;
         endpoint: string;
+        metadata: string | null;
       }
     >(`
-      SELECT l.batch_id, l.line, l.custom_id, l.body, l.attempts, b.tenant, b.endpoint
+      SELECT l.batch_id, l.line, l.custom_id, l.body, l.attempts, b.tenant, b.endpoint, b.metadata
       FROM batches b JOIN batch_lines l INDEXED BY batch_lines_open ON l.batch_id = b.id
       WHERE b.status = 'in_progress' AND b.expires_at > @now_s AND l.state IN ('pending', 'running')
         AND ((l.state = 'pending' AND l.not_before <= @now) OR (l.state = 'running' AND l.lease_until < @now))

@@ -322,6 +322,7 @@ export class SqliteBatchStore {
             attempts: r.attempts + 1,
             tenant: r.tenant,
             endpoint: r.endpoint,
+            jobTask: taskOf(r.metadata),
             leaseUntil,
           };
         });
@@ -487,4 +488,11 @@ function endingOf(b: BatchRow): Ending | null {
 /** Results (JSON text, one line each) as a JSONL file, each line ended by a newline. */
 function jsonl(rows: readonly { result: string }[]): Buffer {
   return Buffer.from(rows.map((r) => `${r.result}\n`).join(""), "utf8");
+}
+
+/** `metadata.task` of a job's stored metadata, or null. */
+function taskOf(metadata: string | null): string | null {
+  if (metadata === null) return null;
+  const t = (JSON.parse(metadata) as Record<string, unknown>).task;
+  return typeof t === "string" && t !== "" ? t : null;
 }

@@ -1,7 +1,9 @@
 // How the batch runner sends a line: as an HTTP request to this gateway's own public listener, so a
 // line takes exactly the path any request takes — identify, profile, route, budget, queue, pick,
 // forward, settle, one log line — with nothing re-implemented beside it. The job's tenant rides on
-// X-AI-Tenant, believed only with the process's own secret (BATCH_SECRET_HEADER); the class is `batch`.
+// X-AI-Tenant, believed only with the process's own secret (BATCH_SECRET_HEADER); the class is `batch`;
+// the task is the line's own, else the job's `metadata.task` (seed 004's `batch_recompute_summary`), so
+// batch lines are not counted as unknown tasks.
 
 import { Pool } from "undici";
 import type { LineAnswer, LineSender } from "./batch-runner.js";
@@ -24,6 +26,7 @@ export class LoopbackSender {
   readonly send: LineSender = async (line: ClaimedLine, signal: AbortSignal): Promise<LineAnswer> => {
     try {
       const body = JSON.parse(line.body) as Record<string, unknown>;
+      const task = line.jobTask !== null && !namesTask(body) ? { "x-ai-task": line.jobTask } : {};
       const res = await this.pool.request({
         method: "POST",
         path: line.endpoint,
@@ -33,6 +36,7 @@ export class LoopbackSender {
           [SECRET_HEADER]: this.secret,
           "x-ai-tenant": line.tenant,
           "x-ai-request-class": "batch",
+          ...task,
           "x-ai-batch-id": line.batchId,
           "x-ai-batch-custom-id": encodeURIComponent(line.customId),
           "x-ai-trace-id": `${line.batchId}.${line.line}.${line.attempts}`,
@@ -61,4 +65,17 @@ export class LoopbackSender {
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+/** Whether a line's body names its own task (`metadata.task` or `task`, as the profile reads them). */
+function namesTask(body: Record<string, unknown>): boolean {
+  const meta = body.metadata;
+  if (
+    typeof meta === "object" &&
+    meta !== null &&
+    typeof (meta as Record<string, unknown>).task === "string"
+  ) {
+    return true;
+  }
+  return typeof body.task === "string";
 }

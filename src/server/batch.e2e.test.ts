@@ -83,10 +83,10 @@ describe("the Files and Batch API", () => {
       input_file_id: file.id,
       endpoint: "/v1/chat/completions",
       completion_window: "24h",
-      metadata: { job: "recompute" },
+      metadata: { job: "recompute", task: "batch_recompute_summary" },
     });
     assert.equal(created.status, "in_progress");
-    assert.deepEqual(created.metadata, { job: "recompute" });
+    assert.deepEqual(created.metadata, { job: "recompute", task: "batch_recompute_summary" });
     const done = await finished(quality, created.id);
     assert.equal(done.status, "completed");
     assert.deepEqual(done.request_counts, { total: 12, completed: 12, failed: 0 });
@@ -107,6 +107,8 @@ describe("the Files and Batch API", () => {
       assert.equal(l.route_pool, "summary-batch");
       assert.equal(l.request_class, "batch");
       assert.equal(l.tenant, "quality-job");
+      assert.equal(l.task, "batch_recompute_summary", "the job's metadata.task");
+      assert.equal(l.task_known, true);
     }
     assert.ok(p.events.some((e) => e.event === "batch.finalized" && e.fields.batch_id === created.id));
   });
