@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -221,6 +222,63 @@ describe("the Files and Batch API", () => {
     assert.equal((await quality.files.list()).data.length, count);
   });
 
+  it("keeps nothing of an upload the client abandons half-way, and refuses bad uploads by field", async () => {
+    const count = (await quality.files.list()).data.length;
+    const boundary = "tgboundary";
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${p.url}/v1/files`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${KEYS.quality}`,
+          "content-type": `multipart/form-data; boundary=${boundary}`,
+          "content-length": "100000",
+        },
+      });
+      req.on("error", () => resolve());
+      req.write(
+        `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n` +
+          `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="x.jsonl"\r\n\r\n{"custom_id":`,
+      );
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 100);
+    });
+    await sleep(100);
+    assert.equal((await quality.files.list()).data.length, count, "nothing kept");
+    await assert.rejects(
+      async () =>
+        quality.files.create({ file: await toFile(Buffer.from("{}"), "x.jsonl"), purpose: "fine-tune" }),
+      (e: any) => e.status === 400 && e.param === "purpose",
+    );
+    const res = await fetch(`${p.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEYS.quality}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as any).error.code, "invalid_multipart");
+    await assert.rejects(
+      () =>
+        quality.batches.create({
+          input_file_id: "file-nope",
+          endpoint: "/v1/chat/completions",
+          completion_window: "24h",
+        }),
+      (e: any) => e.status === 404 && e.param === "input_file_id",
+    );
+    await assert.rejects(
+      () =>
+        quality.batches.create({
+          input_file_id: "file-nope",
+          endpoint: "/v1/embeddings" as any,
+          completion_window: "24h",
+        }),
+      (e: any) => e.status === 400 && e.param === "endpoint",
+    );
+    assert.equal((await quality.files.list()).data.length, count);
+  });
+
   it("lists a tenant's jobs newest first, a page at a time", async () => {
     const all = await quality.batches.list({ limit: 2 });
     assert.equal(all.data.length, 2);
@@ -231,5 +289,19 @@ describe("the Files and Batch API", () => {
     for await (const b of quality.batches.list({ limit: 1 })) ids.push(b.id);
     assert.equal(new Set(ids).size, ids.length);
     assert.ok(ids.length >= 4);
+  });
+});
+
+describe("the Files and Batch API, off", () => {
+  it("answers 404 batches_disabled, naming the setting, when no batches.path is configured", async () => {
+    const p = await startPlatform();
+    try {
+      await assert.rejects(
+        () => openaiClient(p, {}, KEYS.quality).batches.list(),
+        (e: any) => e.status === 404 && e.code === "batches_disabled" && /batches\.path/.test(e.message),
+      );
+    } finally {
+      await p.stop();
+    }
   });
 });
