@@ -7,8 +7,9 @@
 //   over its budget or its concurrency): back to pending after the Retry-After (at most `maxBackoffMs`,
 //   so a pause that lifts early or a reload that opens the window is seen), the attempt given back — a
 //   delay, never a failure;
-// - the engine failed (5xx, the connection): retried with exponential backoff up to `maxAttempts`
-//   runs, then the error file;
+// - the engine failed (5xx, the connection, or `no_healthy_endpoint` because every endpoint tried failed
+//   the request, which is how a one-engine pool reports an engine's 5xx): retried with exponential
+//   backoff up to `maxAttempts` runs, then the error file;
 // - any other 4xx: the request itself is at fault, the error file at once.
 // Leases are renewed while lines run; a line whose lease another replica took is abandoned (its result
 // would be refused). Finished jobs are finalized (output and error files) on the same clock.
@@ -183,7 +184,7 @@ export class BatchRunner {
       report(ok ? "succeeded" : "abandoned");
       return;
     }
-    if (code !== null && WAIT_CODES.has(code)) {
+    if (code !== null && WAIT_CODES.has(code) && !endpointsFailed(code, a.body)) {
       // Retry-After is the gateway's guess at the time it was asked (a pause's configured 900 s, the hours
       // until the tenant's window opens); a pause may lift or a reload open the window sooner, so a line
       // looks again after at most maxBackoffMs.
@@ -232,6 +233,18 @@ function record(line: ClaimedLine, a: LineAnswer): BatchRequestOutput {
     response: { status_code: a.status, request_id: a.requestId, body: a.body },
     error: null,
   };
+}
+
+/**
+ * `no_healthy_endpoint` comes in two kinds: no endpoint could take the request (down, ejected: wait), or
+ * the gateway sent it and every endpoint it tried failed it (its `endpoints_tried`, server/forward.ts):
+ * the engine failed, and the line counts its attempt, or a line an engine always fails would be
+ * deferred for ever and never reach `maxAttempts`.
+ */
+function endpointsFailed(code: string, body: unknown): boolean {
+  if (code !== "no_healthy_endpoint" || typeof body !== "object" || body === null) return false;
+  const tried = (body as { error?: { endpoints_tried?: unknown } }).error?.endpoints_tried;
+  return typeof tried === "number" && tried > 0;
 }
 
 /** The gateway error's code in an answer's body (`{"error": {"code": …}}`), or null. */

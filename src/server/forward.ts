@@ -185,6 +185,7 @@ async function attempts(
                 decision.pool,
                 `every endpoint of pool ${decision.pool} failed this request`,
                 pick.backupPool,
+                tried.size,
               ),
             };
           }
@@ -246,11 +247,22 @@ function recordPick(rec: RequestRecord, placement: Placement): void {
   if (pick.mode !== "metrics") rec.addFallback(`pick:${pick.mode}`);
 }
 
-export function noEndpointError(pool: string, why: string, backupPool: string | null): GatewayError {
+/**
+ * No endpoint can serve the request: none is routable, or (`endpointsTried` > 0, the error's
+ * `endpoints_tried`) each one tried failed it — the engines failed, which a caller that retries (the
+ * batch runner) counts as an attempt rather than as a wait.
+ */
+export function noEndpointError(
+  pool: string,
+  why: string,
+  backupPool: string | null,
+  endpointsTried = 0,
+): GatewayError {
   return new GatewayError("no_healthy_endpoint", `pool ${pool}: ${why}`, {
     route: pool,
     retryAfterSeconds: 1,
     fallbackOptions: backupPool ? [`pool:${backupPool}`, "retry_later"] : ["retry_later"],
+    ...(endpointsTried > 0 ? { details: { endpoints_tried: endpointsTried } } : {}),
   });
 }
 

@@ -31,6 +31,8 @@ export interface PlatformOptions {
   gatewayYaml?: string;
   /** YAML flow map for summary-batch's `spec.flowControl`, e.g. `{ maxInflight: 1 }`. */
   batchFlowControl?: string;
+  /** More lines (two-space indented) for summary-batch's spec (outlierDetection, circuitBreaker). */
+  batchPoolExtra?: string;
   /** YAML flow map for the quality-batch rule's `queuePolicy`. */
   batchQueuePolicy?: string;
   /** summary-batch also lists the long-context engine (seed 004: batch borrows the long pool). */
@@ -115,6 +117,7 @@ spec:
   metrics: { intervalMs: 100 }
   health: { intervalMs: 100 }
 ${opts.batchFlowControl ? `  flowControl: ${opts.batchFlowControl}` : ""}
+${opts.batchPoolExtra ?? ""}
 `;
   const route = `
 apiVersion: ai.example.com/v1alpha1
