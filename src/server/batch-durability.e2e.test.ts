@@ -10,21 +10,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import OpenAI, { toFile } from "openai";
 import { loadConfigTexts } from "../config/index.js";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { sampleText } from "../sim/sample-text.js";
+import { fileLines, finished, jsonl, until } from "../testing/batch-jobs.js";
 import { CLI_MAIN, type CliGateway, spawnGateway } from "../testing/cli-gateway.js";
 import { KEYS, openaiClient, type Platform, startPlatform } from "../testing/platform.js";
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `req-${i}`);
-
-function jsonl(n: number, line: (i: number) => object): string {
-  return `${Array.from({ length: n }, (_, i) => JSON.stringify(line(i))).join("\n")}\n`;
-}
 
 const chatLine = (model: string, maxTokens: number) => (i: number) => ({
   custom_id: `req-${i}`,
@@ -36,34 +32,6 @@ const chatLine = (model: string, maxTokens: number) => (i: number) => ({
     max_tokens: maxTokens,
   },
 });
-
-async function until<T>(what: string, probe: () => Promise<T | null> | T | null, ms = 20_000): Promise<T> {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) {
-    const v = await probe();
-    if (v !== null) return v;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function finished(client: OpenAI, id: string, ms = 20_000): Promise<OpenAI.Batches.Batch> {
-  return until(
-    `batch ${id} to end`,
-    async () => {
-      const b = await client.batches.retrieve(id);
-      return ["completed", "failed", "expired", "cancelled"].includes(b.status) ? b : null;
-    },
-    ms,
-  );
-}
-
-async function lines(client: OpenAI, fileId: string | null | undefined): Promise<any[]> {
-  if (!fileId) return [];
-  const text = await (await client.files.content(fileId)).text();
-  return text
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l));
-}
 
 async function submit(client: OpenAI, n: number, line: (i: number) => object): Promise<OpenAI.Batches.Batch> {
   const file = await client.files.create({
@@ -83,7 +51,7 @@ async function submit(client: OpenAI, n: number, line: (i: number) => object): P
 async function assertCompletedOnce(client: OpenAI, done: OpenAI.Batches.Batch, n: number): Promise<any[]> {
   assert.equal(done.status, "completed");
   assert.deepEqual(done.request_counts, { total: n, completed: n, failed: 0 });
-  const out = await lines(client, done.output_file_id);
+  const out = await fileLines(client, done.output_file_id);
   const got = out.map((l) => l.custom_id);
   assert.equal(got.length, n, "one output line per input line");
   assert.deepEqual([...new Set(got)].sort(), ids(n).sort(), "every custom_id, none twice");
@@ -92,7 +60,7 @@ async function assertCompletedOnce(client: OpenAI, done: OpenAI.Batches.Batch, n
     assert.equal(l.response.status_code, 200);
     assert.equal(l.response.body.object, "chat.completion");
   }
-  assert.deepEqual(await lines(client, done.error_file_id), [], "no error file, or an empty one");
+  assert.deepEqual(await fileLines(client, done.error_file_id), [], "no error file, or an empty one");
   return out;
 }
 

@@ -13,11 +13,8 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
 import { toFile } from "openai";
+import { fileLines, finished, jsonl, until } from "../testing/batch-jobs.js";
 import { KEYS, openaiClient, type Platform, startPlatform } from "../testing/platform.js";
-
-function jsonl(n: number, line: (i: number) => object): string {
-  return `${Array.from({ length: n }, (_, i) => JSON.stringify(line(i))).join("\n")}\n`;
-}
 
 const chatLine = (i: number, maxTokens = 8) => ({
   custom_id: `req-${i}`,
@@ -29,30 +26,6 @@ const chatLine = (i: number, maxTokens = 8) => ({
     max_tokens: maxTokens,
   },
 });
-
-async function until<T>(what: string, probe: () => Promise<T | null>, ms = 20_000): Promise<T> {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) {
-    const v = await probe();
-    if (v !== null) return v;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function finished(client: OpenAI, id: string): Promise<OpenAI.Batches.Batch> {
-  return until(`batch ${id} to end`, async () => {
-    const b = await client.batches.retrieve(id);
-    return ["completed", "failed", "expired", "cancelled"].includes(b.status) ? b : null;
-  });
-}
-
-async function lines(client: OpenAI, fileId: string | null | undefined): Promise<any[]> {
-  if (!fileId) return [];
-  const text = await (await client.files.content(fileId)).text();
-  return text
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l));
-}
 
 describe("the Files and Batch API", () => {
   let p: Platform;
@@ -91,7 +64,7 @@ describe("the Files and Batch API", () => {
     const done = await finished(quality, created.id);
     assert.equal(done.status, "completed");
     assert.deepEqual(done.request_counts, { total: 12, completed: 12, failed: 0 });
-    const out = await lines(quality, done.output_file_id);
+    const out = await fileLines(quality, done.output_file_id);
     assert.deepEqual(
       out.map((l) => l.custom_id).sort(),
       Array.from({ length: 12 }, (_, i) => `req-${i}`).sort(),
@@ -202,8 +175,8 @@ describe("the Files and Batch API", () => {
     assert.ok(["cancelling", "cancelled"].includes(cancelling.status));
     const done = await finished(quality, b.id);
     assert.equal(done.status, "cancelled");
-    const out = await lines(quality, done.output_file_id);
-    const errs = await lines(quality, done.error_file_id);
+    const out = await fileLines(quality, done.output_file_id);
+    const errs = await fileLines(quality, done.error_file_id);
     const ids = [...out, ...errs].map((l) => l.custom_id);
     assert.equal(ids.length, 200);
     assert.equal(new Set(ids).size, 200, "each custom_id once");
