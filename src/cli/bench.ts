@@ -17,6 +17,8 @@ const ROUTERS: RouterName[] = ["tokengate", "least-request", "round-robin", "ran
 
 /** Seed 004's rollback drill (bench/rollback-drill.ts): a run of its own, not a router comparison. */
 const DRILL = "rollback-drill";
+/** Issue 16's batch day (bench/batch-day.ts): the backlog as Batch API jobs across a gateway restart. */
+const BATCH_DAY = "batch-day";
 
 export const BENCH_USAGE = `Usage: tokengate bench <scenario | trace.jsonl> [options]
        tokengate bench --list
@@ -24,6 +26,9 @@ export const BENCH_USAGE = `Usage: tokengate bench <scenario | trace.jsonl> [opt
 Scenarios: ${Object.keys(SCENARIOS).join(", ")}
 Also: ${DRILL} — seed 004's rollbacks drilled under streaming load (bad version, config rollback,
 legacy_passthrough on and off, model-alias rollback), tokengate alone; exit 1 if a target is missed
+      ${BATCH_DAY} — seed 004's incident with the backlog as Batch API jobs (openai client) and the gateway
+SIGKILLed mid-jobs, against the same backlog as synchronous calls; exit 1 if a line is lost or twice in
+the output, or a job does not complete
 
 Options:
   --routers <a,b,...>  routers to run (default: the scenario's): ${ROUTERS.join(", ")}
@@ -65,9 +70,9 @@ function readBenchArgs(argv: string[]) {
     throw new UsageError(`unexpected argument "${extra[0]}" (a run takes one scenario or trace)`);
   const isTrace = target.endsWith(".jsonl");
   if (isTrace && !existsSync(target)) throw new UsageError(`no trace file "${target}"`);
-  if (!isTrace && !Object.hasOwn(SCENARIOS, target) && target !== DRILL)
+  if (!isTrace && !Object.hasOwn(SCENARIOS, target) && target !== DRILL && target !== BATCH_DAY)
     throw new UsageError(
-      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}, ${DRILL}; or a trace.jsonl)`,
+      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}, ${DRILL}, ${BATCH_DAY}; or a trace.jsonl)`,
     );
   if (values.virtual && isTrace) throw new UsageError("--virtual: only for a scenario");
   if (values.fleet !== undefined && !isTrace)
@@ -109,7 +114,8 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   if (args === "list") {
     for (const s of Object.values(SCENARIOS)) process.stdout.write(`${s.name.padEnd(18)} ${s.description}\n`);
     process.stdout.write(
-      `${DRILL.padEnd(18)} seed 004's three rollbacks under streaming load: time to effect, failures\n`,
+      `${DRILL.padEnd(18)} seed 004's three rollbacks under streaming load: time to effect, failures\n` +
+        `${BATCH_DAY.padEnd(18)} seed 004's backlog as Batch API jobs across a gateway SIGKILL: live TTFT, lines lost\n`,
     );
     return 0;
   }
@@ -119,6 +125,18 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     const { runRollbackDrill } = await import("../bench/rollback-drill.js");
     const f = await runRollbackDrill({ outDir: args.out ?? `bench-results/${DRILL}`, quick: args.quick });
     return f.targets.met && f.targets.noFailedRequestByAnAct ? 0 : 1;
+  }
+  if (target === BATCH_DAY) {
+    // Not a routing comparison either: it restarts the gateway mid-run. Loaded only here (it uses the
+    // openai client, a development dependency).
+    const { runBatchDay } = await import("../bench/batch-day.js");
+    const f = await runBatchDay({
+      outDir: args.out ?? `bench-results/${BATCH_DAY}`,
+      quick: args.quick,
+      seed,
+    });
+    const t = f.targets;
+    return t.noLostLines && t.noDuplicatedLines && t.jobsCompleted ? 0 : 1;
   }
   let scenario: Scenario;
   let trace: ReturnType<typeof parseTraceLines> | undefined;

@@ -58,7 +58,7 @@ const QUICK_BATCH_MAX_TOKENS = 150;
  * phase P95 0.13 s), live end-to-end P95 10.9 s, KV use at most ~70%, queues empty between pages.
  * Pages of 16 every 30 s gave a P95 of only 2.4 s; fewer, bigger pages stack deeper for the same volume.
  */
-const BATCH_PAGE_INTERVAL_S = 40;
+export const BATCH_PAGE_INTERVAL_S = 40;
 /** A page's requests leave the job's workers within this many seconds. */
 const BATCH_PAGE_SPREAD_S = 2;
 /**

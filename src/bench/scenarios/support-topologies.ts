@@ -9,7 +9,7 @@ import type { Topology } from "./scenario.js";
 export const LIVE_TASK = "live_ticket_summary";
 export const BATCH_TASK = "batch_recompute_summary";
 /** The model name callers send (seed 004's alias); the pools serve the models below. */
-const SUMMARY_ALIAS = "summary-default";
+export const SUMMARY_ALIAS = "summary-default";
 const LONG_MODEL = "summary-14b-long";
 
 const original = fleetOf("support-original", [
