@@ -52,7 +52,13 @@ function setup(lines: number, settings: Partial<BatchSettings> = {}) {
       store,
       send,
       { ...SETTINGS, ...settings },
-      { line: (f) => events.push(f), finalized: () => {} },
+      {
+        line: (f) => events.push(f),
+        finalized: () => {},
+        storeError: (_w, e) => {
+          throw e;
+        },
+      },
     );
   return { store, batch, events, make };
 }

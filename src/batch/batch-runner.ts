@@ -48,6 +48,8 @@ export interface BatchRunnerEvents {
     retry_in_ms: number | null;
   }): void;
   finalized(batchId: string): void;
+  /** The store failed in `where`; the runner goes on (a line not recorded runs again after its lease). */
+  storeError(where: "tick" | "settle" | "renew", err: unknown): void;
 }
 
 export type LineOutcomeKind = "succeeded" | "failed" | "deferred" | "retried" | "abandoned";
@@ -139,6 +141,9 @@ export class BatchRunner {
       if (free > 0) {
         for (const line of this.store.claimLines(this.owner, free, this.settings.leaseMs)) this.run(line);
       }
+    } catch (err) {
+      // The store failed (busy past its timeout, disk full): this tick is lost, not the process.
+      this.events.storeError("tick", err);
     } finally {
       this.ticking = false;
       if (!this.stopped) this.schedule(this.settings.pollMs);
@@ -153,6 +158,8 @@ export class BatchRunner {
       .then((answer) => {
         if (!abort.signal.aborted) this.settle(line, answer);
       })
+      // Not recorded: the line's lease runs out and it runs again (at most once into the output).
+      .catch((err: unknown) => this.events.storeError("settle", err))
       .finally(() => {
         this.running.delete(key);
         // A slot is free: the next line need not wait for the poll.
@@ -211,8 +218,15 @@ export class BatchRunner {
   private renew(): void {
     if (this.running.size === 0) return;
     const keys = [...this.running.values()].map((r) => ({ batchId: r.line.batchId, line: r.line.line }));
-    for (const lost of this.store.renewLeases(this.owner, keys, this.settings.leaseMs)) {
-      this.running.get(`${lost.batchId}:${lost.line}`)?.abort.abort(new Error("the line's lease was lost"));
+    let lost: { batchId: string; line: number }[];
+    try {
+      lost = this.store.renewLeases(this.owner, keys, this.settings.leaseMs);
+    } catch (err) {
+      this.events.storeError("renew", err);
+      return;
+    }
+    for (const l of lost) {
+      this.running.get(`${l.batchId}:${l.line}`)?.abort.abort(new Error("the line's lease was lost"));
     }
   }
 }

@@ -167,23 +167,8 @@ export class SqliteBatchStore {
    */
   createBatch(b: NewBatch & { lines: readonly NewBatchLine[] }, now = Date.now()): BatchRow {
     const id = newBatchId();
-    const at = seconds(now);
     const write = this.db.transaction(() => {
-      this.stmts.insertBatch.run({
-        id,
-        tenant: b.tenant,
-        endpoint: b.endpoint,
-        input_file_id: b.inputFileId,
-        completion_window: b.completionWindow ?? "24h",
-        status: "in_progress",
-        created_at: at,
-        in_progress_at: at,
-        expires_at: seconds(now + b.completionWindowMs),
-        failed_at: null,
-        metadata: b.metadata ? JSON.stringify(b.metadata) : null,
-        errors: null,
-        request_total: b.lines.length,
-      });
+      this.insertBatch(id, b, now, { status: "in_progress", errors: null, total: b.lines.length });
       for (const l of b.lines) {
         this.stmts.insertLine.run(
           id,
@@ -200,23 +185,34 @@ export class SqliteBatchStore {
   /** Records a batch whose input failed validation: status `failed`, with its `errors`, and no lines. */
   createFailedBatch(b: NewBatch & { errors: BatchErrors }, now = Date.now()): BatchRow {
     const id = newBatchId();
+    this.insertBatch(id, b, now, { status: "failed", errors: b.errors, total: 0 });
+    return this.stmts.getBatchById.get(id)!;
+  }
+
+  /** The batch row as created: running (its lines follow) or failed at once (its errors). */
+  private insertBatch(
+    id: string,
+    b: NewBatch,
+    now: number,
+    how: { status: "in_progress" | "failed"; errors: BatchErrors | null; total: number },
+  ): void {
     const at = seconds(now);
+    const running = how.status === "in_progress";
     this.stmts.insertBatch.run({
       id,
       tenant: b.tenant,
       endpoint: b.endpoint,
       input_file_id: b.inputFileId,
       completion_window: b.completionWindow ?? "24h",
-      status: "failed",
+      status: how.status,
       created_at: at,
-      in_progress_at: null,
+      in_progress_at: running ? at : null,
       expires_at: seconds(now + b.completionWindowMs),
-      failed_at: at,
+      failed_at: running ? null : at,
       metadata: b.metadata ? JSON.stringify(b.metadata) : null,
-      errors: JSON.stringify(b.errors),
-      request_total: 0,
+      errors: how.errors === null ? null : JSON.stringify(how.errors),
+      request_total: how.total,
     });
-    return this.stmts.getBatchById.get(id)!;
   }
 
   /** The tenant's batch; null when there is none of that id, or it is another tenant's. */

@@ -20,7 +20,15 @@ export class LoopbackSender {
     private readonly secret: string,
     connections: number,
   ) {
-    this.pool = new Pool(origin, { connections, keepAliveTimeout: 30_000 });
+    // No client-side deadlines: a line may wait in the batch queue for its pool's maxQueueMs and then run
+    // for the gateway's own totalMs, and the gateway answers every such end itself (undici's default
+    // 300 s would cut it and count an engine failure).
+    this.pool = new Pool(origin, {
+      connections,
+      keepAliveTimeout: 30_000,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
   }
 
   readonly send: LineSender = async (line: ClaimedLine, signal: AbortSignal): Promise<LineAnswer> => {

@@ -31,6 +31,8 @@ const ENDPOINTS = ["/v1/chat/completions", "/v1/completions"] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
 const WINDOW = /^([1-9][0-9]{0,4})(s|m|h)$/;
 const MAX_WINDOW_MS = 7 * 24 * 3600 * 1000;
+/** How long the rest of a refused upload is read and dropped before the connection is cut. */
+const DISCARD_MS = 5000;
 
 /** Whether `path` is one of the Batch API's; `route` answers it. */
 export function isBatchPath(path: string): boolean {
@@ -65,10 +67,16 @@ export async function routeBatch(
         ? err
         : new GatewayError("internal_error", `internal error: ${(err as Error).message}`);
     if (res.headersSent || res.destroyed) return;
-    // An upload refused part-way: the rest of its body is not read, so the connection cannot be reused.
-    if (req.readableEnded === false) res.setHeader("connection", "close");
+    // An upload refused part-way: the connection is not reused, and the rest of the body is read and
+    // dropped (for at most DISCARD_MS) so the client, still sending, reads the answer rather than a reset
+    // (the openai client reported a refused upload as "Connection error." and retried it).
+    const unread = req.readableEnded === false;
+    if (unread) res.setHeader("connection", "close");
     e.send(res, "none");
-    if (req.readableEnded === false) res.once("finish", () => req.destroy());
+    if (unread) {
+      req.resume();
+      setTimeout(() => req.destroy(), DISCARD_MS).unref();
+    }
   }
 }
 

@@ -65,6 +65,11 @@ export class BatchService {
           ...this.store.counts(id),
         });
       },
+      storeError: (where, err) =>
+        this.log.event("batch.store-error", {
+          where,
+          error: err instanceof Error ? err.message : String(err),
+        }),
     });
     this.runner.start();
   }

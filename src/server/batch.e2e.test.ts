@@ -249,6 +249,15 @@ describe("the Files and Batch API", () => {
         }),
       (e: any) => e.status === 400 && e.param === "endpoint",
     );
+    // Refused before its body is read: the client, still sending, gets the answer, not a reset.
+    const stranger = openaiClient(p, {}, "sk-not-a-key");
+    const body = await toFile(Buffer.alloc(60_000, 97), "big.jsonl");
+    for (let i = 0; i < 3; i++) {
+      await assert.rejects(
+        () => stranger.files.create({ file: body, purpose: "batch" }),
+        (e: any) => e.status === 401 && e.code === "invalid_api_key",
+      );
+    }
     assert.equal((await quality.files.list()).data.length, count);
   });
 
