@@ -10,14 +10,19 @@ import {
   type BatchInputLimits,
   type BatchLineError,
   batchErrorsObject,
+  checkBatchInput,
   validateBatchInput,
 } from "./batch-input.js";
 
 const LIMITS: BatchInputLimits = { maxLines: 50_000, maxLineBytes: 1_000_000 };
 const MODELS = new Set(["llama-3-8b", "qwen-7b"]);
 
-function check(text: string, endpoint: BatchEndpoint = "/v1/chat/completions", limits = LIMITS) {
-  return validateBatchInput(text, { endpoint, knownModel: (m) => MODELS.has(m), limits });
+/** Checks `text` as the gateway does (from the stored bytes); the string form must agree. */
+async function check(text: string, endpoint: BatchEndpoint = "/v1/chat/completions", limits = LIMITS) {
+  const opts = { endpoint, knownModel: (m: string) => MODELS.has(m), limits };
+  const got = await checkBatchInput(Buffer.from(text, "utf8"), opts);
+  assert.deepEqual(got, validateBatchInput(text, opts), "the bytes and the string are checked alike");
+  return got;
 }
 
 function chat(id: string, extra: Record<string, unknown> = {}, body: Record<string, unknown> = {}): string {
@@ -36,9 +41,9 @@ function brief(errors: readonly BatchLineError[]): [string, number | null, strin
 }
 
 describe("a valid batch input file", () => {
-  it("gives every line, numbered from 1, with its body as parsed and its size", () => {
+  it("gives every line, numbered from 1, with its body as parsed and its size", async () => {
     const text = [chat("a"), chat("b", {}, { max_tokens: 32, temperature: 0 }), chat("c")].join("\n");
-    const { lines, errors } = check(text);
+    const { lines, errors } = await check(text);
     assert.deepEqual(errors, []);
     assert.deepEqual(
       lines.map((l) => [l.line, l.customId, l.url]),
@@ -52,9 +57,9 @@ describe("a valid batch input file", () => {
     assert.equal(lines[0]!.bytes, Buffer.byteLength(chat("a")));
   });
 
-  it("skips blank lines, CRLF endings, a trailing newline and a byte order mark", () => {
+  it("skips blank lines, CRLF endings, a trailing newline and a byte order mark", async () => {
     const text = "\uFEFF" + chat("a") + "\r\n\r\n" + chat("b") + "\r\n   \n\t\r\n" + chat("c") + "\r\n\n";
-    const { lines, errors } = check(text);
+    const { lines, errors } = await check(text);
     assert.deepEqual(errors, []);
     assert.deepEqual(
       lines.map((l) => [l.line, l.customId]),
@@ -67,7 +72,7 @@ describe("a valid batch input file", () => {
     assert.equal(lines[0]!.bytes, Buffer.byteLength(chat("a")), "neither the CR nor the BOM is counted");
   });
 
-  it("follows the completions endpoint's rules: a prompt, string or array, and no messages needed", () => {
+  it("follows the completions endpoint's rules: a prompt, string or array, and no messages needed", async () => {
     const line = (id: string, body: Record<string, unknown>) =>
       JSON.stringify({
         custom_id: id,
@@ -82,7 +87,7 @@ describe("a valid batch input file", () => {
       line("num", { prompt: 42 }),
       chat("chat-url"),
     ].join("\n");
-    const { lines, errors } = check(text, "/v1/completions");
+    const { lines, errors } = await check(text, "/v1/completions");
     assert.deepEqual(
       lines.map((l) => l.customId),
       ["s", "a"],
@@ -201,8 +206,8 @@ describe("each error, with its line and field", () => {
     },
   ];
   for (const c of cases) {
-    it(`${c.name} → ${c.code}${c.param ? ` (${c.param})` : ""}`, () => {
-      const { lines, errors } = check([chat("ok-1"), "", c.line, chat("ok-2")].join("\n"));
+    it(`${c.name} → ${c.code}${c.param ? ` (${c.param})` : ""}`, async () => {
+      const { lines, errors } = await check([chat("ok-1"), "", c.line, chat("ok-2")].join("\n"));
       assert.deepEqual(brief(errors), [[c.code, 3, c.param]]);
       assert.match(errors[0]!.message, /^line 3\b/);
       assert.match(errors[0]!.message, c.says);
@@ -214,12 +219,12 @@ describe("each error, with its line and field", () => {
     });
   }
 
-  it("stream: false is allowed", () => {
-    assert.deepEqual(check(chat("x", {}, { stream: false })).errors, []);
+  it("stream: false is allowed", async () => {
+    assert.deepEqual((await check(chat("x", {}, { stream: false }))).errors, []);
   });
 
-  it("a duplicate custom_id names both lines", () => {
-    const { errors } = check([chat("a"), chat("dup"), chat("b"), chat("dup"), chat("dup")].join("\n"));
+  it("a duplicate custom_id names both lines", async () => {
+    const { errors } = await check([chat("a"), chat("dup"), chat("b"), chat("dup"), chat("dup")].join("\n"));
     assert.deepEqual(brief(errors), [
       ["duplicate_custom_id", 4, "custom_id"],
       ["duplicate_custom_id", 5, "custom_id"],
@@ -228,7 +233,7 @@ describe("each error, with its line and field", () => {
     assert.match(errors[1]!.message, /^line 5: .* on line 2\b/, "always the first occurrence");
   });
 
-  it("reports every error of a file and of a line, in file order", () => {
+  it("reports every error of a file and of a line, in file order", async () => {
     const text = [
       chat("a"),
       "not json",
@@ -237,7 +242,7 @@ describe("each error, with its line and field", () => {
       chat("a", { body: [] }),
       "null",
     ].join("\n");
-    const { lines, errors } = check(text);
+    const { lines, errors } = await check(text);
     assert.deepEqual(
       lines.map((l) => l.customId),
       ["a"],
@@ -256,28 +261,28 @@ describe("each error, with its line and field", () => {
 });
 
 describe("the file's limits", () => {
-  it("a line over the byte limit counts UTF-8 bytes, and is not parsed", () => {
+  it("a line over the byte limit counts UTF-8 bytes, and is not parsed", async () => {
     // "é" is 2 bytes, "字" 3 and "🙂" 4: 30 characters, 90 bytes of content.
     const content = "é字🙂".repeat(10);
     const line = chat("multi", {}, { messages: [{ role: "user", content }] });
     const bytes = Buffer.byteLength(line);
     assert.equal(bytes - line.length, 50, "the line has 50 more bytes than UTF-16 units");
     const at = (maxLineBytes: number) => check(line, undefined, { maxLines: 10, maxLineBytes });
-    assert.deepEqual(at(bytes).errors, [], "exactly at the limit is allowed");
-    assert.equal(at(bytes).lines[0]!.bytes, bytes);
-    const over = at(line.length + 1).errors;
+    assert.deepEqual((await at(bytes)).errors, [], "exactly at the limit is allowed");
+    assert.equal((await at(bytes)).lines[0]!.bytes, bytes);
+    const over = (await at(line.length + 1)).errors;
     assert.deepEqual(brief(over), [["line_too_large", 1, null]], "over in bytes though not in characters");
     assert.match(over[0]!.message, new RegExp(`${bytes} bytes.*limit of ${line.length + 1}`));
     // Malformed, but too large: reported as too large, because it was never parsed.
     const big = "{" + "x".repeat(100);
-    assert.deepEqual(brief(check(big, undefined, { maxLines: 10, maxLineBytes: 50 }).errors), [
+    assert.deepEqual(brief((await check(big, undefined, { maxLines: 10, maxLineBytes: 50 })).errors), [
       ["line_too_large", 1, null],
     ]);
   });
 
-  it("past maxLines requests, one too_many_lines error at the first line over, and checking stops", () => {
+  it("past maxLines requests, one too_many_lines error at the first line over, and checking stops", async () => {
     const text = [chat("a"), "", chat("b"), "bad json", chat("c"), "also bad", chat("d")].join("\n");
-    const { lines, errors } = check(text, undefined, { maxLines: 3, maxLineBytes: 10_000 });
+    const { lines, errors } = await check(text, undefined, { maxLines: 3, maxLineBytes: 10_000 });
     assert.deepEqual(brief(errors), [
       ["invalid_json", 4, null],
       ["too_many_lines", 5, null],
@@ -287,24 +292,24 @@ describe("the file's limits", () => {
       lines.map((l) => l.customId),
       ["a", "b"],
     );
-    assert.deepEqual(brief(check(text, undefined, { maxLines: 5, maxLineBytes: 10_000 }).errors), [
+    assert.deepEqual(brief((await check(text, undefined, { maxLines: 5, maxLineBytes: 10_000 })).errors), [
       ["invalid_json", 4, null],
       ["invalid_json", 6, null],
       ["too_many_lines", 7, null],
     ]);
   });
 
-  it("an empty file, or one of blank lines only, is one empty_file error with no line", () => {
+  it("an empty file, or one of blank lines only, is one empty_file error with no line", async () => {
     for (const text of ["", "\n", "\r\n  \r\n\t\n"]) {
-      const { lines, errors } = check(text);
+      const { lines, errors } = await check(text);
       assert.deepEqual(lines, []);
       assert.deepEqual(brief(errors), [["empty_file", null, null]], JSON.stringify(text));
     }
   });
 });
 
-it("batchErrorsObject gives OpenAI's errors shape", () => {
-  const { errors } = check(["{", chat("a", { method: "GET" })].join("\n"));
+it("batchErrorsObject gives OpenAI's errors shape", async () => {
+  const { errors } = await check(["{", chat("a", { method: "GET" })].join("\n"));
   const obj = batchErrorsObject(errors);
   assert.equal(obj.object, "list");
   assert.deepEqual(Object.keys(obj.data[0]!).sort(), ["code", "line", "message", "param"]);
@@ -316,8 +321,31 @@ it("batchErrorsObject gives OpenAI's errors shape", () => {
     ],
   );
   assert.deepEqual(batchErrorsObject([]), { object: "list", data: [] });
-  assert.deepEqual(JSON.parse(JSON.stringify(batchErrorsObject(check("").errors))), {
+  assert.deepEqual(JSON.parse(JSON.stringify(batchErrorsObject((await check("")).errors))), {
     object: "list",
     data: [{ code: "empty_file", message: "the file holds no requests", param: null, line: null }],
+  });
+});
+
+describe("a big file", () => {
+  it("is checked from its bytes with the event loop free between pieces, lines numbered as in the string", async () => {
+    const pad = "z".repeat(20_000);
+    const rows = Array.from({ length: 200 }, (_, i) =>
+      i === 150 ? "not json" : chat(`r-${i + 1}`, {}, { messages: [{ role: "user", content: pad }] }),
+    );
+    let turns = 0;
+    let done = false;
+    const spin = (async () => {
+      while (!done) {
+        await new Promise((r) => setImmediate(r));
+        turns++;
+      }
+    })();
+    const got = await check(rows.join("\r\n"), undefined, { maxLines: 1000, maxLineBytes: 100_000 });
+    done = true;
+    await spin;
+    assert.ok(turns >= 5, `the loop ran while 4 MB were checked (${turns} turns)`);
+    assert.deepEqual(brief(got.errors), [["invalid_json", 151, null]]);
+    assert.equal(got.lines.length, 199);
   });
 });

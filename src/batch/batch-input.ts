@@ -8,6 +8,8 @@
 //
 // The bodies are kept as parsed: the runner sends each one on unchanged to the endpoint the batch names.
 
+import { setImmediate as nextTurn } from "node:timers/promises";
+
 /** The endpoints a batch can run against here. */
 export type BatchEndpoint = "/v1/chat/completions" | "/v1/completions";
 
@@ -80,28 +82,72 @@ export interface BatchErrorsObject {
  * `too_many_lines` error names the first line over and checking stops there.
  */
 export function validateBatchInput(text: string, opts: BatchInputOptions): BatchInputResult {
-  const lines: BatchLine[] = [];
-  const errors: BatchLineError[] = [];
-  const firstLineOf = new Map<string, number>();
+  const checker = new InputChecker(opts);
   const raw = text.split("\n");
-  let requests = 0;
-  for (let i = 0; i < raw.length; i++) {
-    const lineNo = i + 1;
-    const content = lineContent(raw[i]!, i === 0);
-    if (content.trim() === "") continue;
-    requests++;
-    if (requests > opts.limits.maxLines) {
-      errors.push(tooManyLines(lineNo, opts.limits.maxLines));
-      break;
+  for (let i = 0; i < raw.length && checker.take(raw[i]!, i + 1); i++) {}
+  return checker.result();
+}
+
+/** Input bytes checked between two turns of the event loop. */
+const YIELD_EVERY_BYTES = 512 * 1024;
+
+/**
+ * As `validateBatchInput`, over the file's bytes as stored, line by line (each decoded alone), with the
+ * event loop free every YIELD_EVERY_BYTES: a 100 MB file is checked without stalling the live requests
+ * of the same process.
+ */
+export async function checkBatchInput(content: Buffer, opts: BatchInputOptions): Promise<BatchInputResult> {
+  const checker = new InputChecker(opts);
+  let since = 0;
+  for (let start = 0, lineNo = 1; start <= content.length; lineNo++) {
+    const nl = content.indexOf(0x0a, start);
+    const end = nl < 0 ? content.length : nl;
+    if (!checker.take(content.toString("utf8", start, end), lineNo)) break;
+    since += end - start + 1;
+    start = end + 1;
+    if (since >= YIELD_EVERY_BYTES) {
+      since = 0;
+      await nextTurn();
     }
-    const checked = checkLine(content, lineNo, opts, firstLineOf);
-    if (checked.errors.length > 0) errors.push(...checked.errors);
-    else if (checked.line) lines.push(checked.line);
   }
-  if (requests === 0) {
-    errors.push({ code: "empty_file", line: null, param: null, message: "the file holds no requests" });
+  return checker.result();
+}
+
+/** The checks' state across the lines of one file. */
+class InputChecker {
+  private readonly lines: BatchLine[] = [];
+  private readonly errors: BatchLineError[] = [];
+  private readonly firstLineOf = new Map<string, number>();
+  private requests = 0;
+
+  constructor(private readonly opts: BatchInputOptions) {}
+
+  /** Checks line `lineNo` (its text without the LF); false once checking stops (too many lines). */
+  take(raw: string, lineNo: number): boolean {
+    const content = lineContent(raw, lineNo === 1);
+    if (content.trim() === "") return true;
+    this.requests++;
+    if (this.requests > this.opts.limits.maxLines) {
+      this.errors.push(tooManyLines(lineNo, this.opts.limits.maxLines));
+      return false;
+    }
+    const checked = checkLine(content, lineNo, this.opts, this.firstLineOf);
+    if (checked.errors.length > 0) this.errors.push(...checked.errors);
+    else if (checked.line) this.lines.push(checked.line);
+    return true;
   }
-  return { lines, errors };
+
+  result(): BatchInputResult {
+    if (this.requests === 0) {
+      this.errors.push({
+        code: "empty_file",
+        line: null,
+        param: null,
+        message: "the file holds no requests",
+      });
+    }
+    return { lines: this.lines, errors: this.errors };
+  }
 }
 
 /** The shape OpenAI gives a failed batch's `errors`: `{object: "list", data: [{code, message, param, line}]}`. */

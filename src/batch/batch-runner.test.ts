@@ -11,7 +11,8 @@ import { after, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BatchSettings, DEFAULT_BATCHES } from "../config/batch-settings.js";
 import { BatchRunner, type LineAnswer, type LineSender } from "./batch-runner.js";
-import { type ClaimedLine, SqliteBatchStore } from "./batch-store.js";
+import type { ClaimedLine } from "./batch-store.js";
+import { SqliteBatchStore } from "./sqlite-batch-store.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tokengate-runner-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,15 +28,15 @@ const SETTINGS: BatchSettings = {
   maxBackoffMs: 20,
 };
 
-function setup(lines: number, settings: Partial<BatchSettings> = {}) {
+async function setup(lines: number, settings: Partial<BatchSettings> = {}) {
   const store = SqliteBatchStore.open(join(dir, `r${n++}.db`));
-  const file = store.createFile({
+  const file = await store.createFile({
     tenant: "t",
     purpose: "batch",
     filename: "in.jsonl",
     content: Buffer.from("x"),
   });
-  const batch = store.createBatch({
+  const batch = await store.createBatch({
     tenant: "t",
     endpoint: "/v1/chat/completions",
     inputFileId: file.id,
@@ -78,7 +79,7 @@ const gatewayError = (status: number, code: string, retryAfterSeconds: number | 
 
 async function ended(store: SqliteBatchStore, id: string) {
   for (let i = 0; i < 400; i++) {
-    const b = store.batchById(id)!;
+    const b = (await store.batchById(id))!;
     if (["completed", "cancelled", "expired", "failed"].includes(b.status)) return b;
     await sleep(10);
   }
@@ -87,8 +88,7 @@ async function ended(store: SqliteBatchStore, id: string) {
 
 async function outputOf(store: SqliteBatchStore, fileId: string | null) {
   if (fileId === null) return [];
-  return store
-    .fileContent("t", fileId)!
+  return (await store.fileContent("t", fileId))!
     .toString()
     .split("\n")
     .filter((l) => l !== "")
@@ -97,7 +97,7 @@ async function outputOf(store: SqliteBatchStore, fileId: string | null) {
 
 describe("the batch runner", () => {
   it("runs every line once, never more than `concurrency` at a time", async () => {
-    const { store, batch, make } = setup(20);
+    const { store, batch, make } = await setup(20);
     let running = 0;
     let most = 0;
     const runner = make(async () => {
@@ -120,7 +120,7 @@ describe("the batch runner", () => {
   });
 
   it("defers a line told to wait, keeping its attempts, as often as it is told", async () => {
-    const { store, batch, events, make } = setup(1);
+    const { store, batch, events, make } = await setup(1);
     let calls = 0;
     // Ten refusals: past maxAttempts (3) if deferrals counted.
     const runner = make(async () => (++calls <= 10 ? gatewayError(503, "inference_queue_paused", 0) : ok()));
@@ -137,7 +137,7 @@ describe("the batch runner", () => {
   });
 
   it("retries an engine failure with backoff, then gives up after maxAttempts into the error file", async () => {
-    const { store, batch, events, make } = setup(2);
+    const { store, batch, events, make } = await setup(2);
     const seen = new Map<string, number>();
     const runner = make(async (l: ClaimedLine) => {
       const k = (seen.get(l.customId) ?? 0) + 1;
@@ -160,7 +160,7 @@ describe("the batch runner", () => {
   });
 
   it("fails a line the gateway refuses as wrong (4xx) at once, with its answer", async () => {
-    const { store, batch, make } = setup(1);
+    const { store, batch, make } = await setup(1);
     let calls = 0;
     const runner = make(async () => {
       calls++;
@@ -176,7 +176,7 @@ describe("the batch runner", () => {
   });
 
   it("at stop, gives back the lines it holds: the next runner finishes them, each once", async () => {
-    const { store, batch, make } = setup(6);
+    const { store, batch, make } = await setup(6);
     let release: () => void = () => {};
     const hold = new Promise<void>((r) => {
       release = r;
@@ -189,7 +189,7 @@ describe("the batch runner", () => {
     while (first.inFlight < 4) await sleep(5);
     await first.stop(); // no drain time: the four in flight are abandoned and given back
     release();
-    assert.equal(store.counts(batch.id).completed, 0);
+    assert.equal((await store.batchById(batch.id))!.request_completed, 0);
     const second = make(async () => ok());
     second.start();
     const b = await ended(store, batch.id);

@@ -16,7 +16,7 @@
 
 import { randomBytes } from "node:crypto";
 import type { BatchSettings } from "../config/batch-settings.js";
-import type { ClaimedLine, SqliteBatchStore } from "./batch-store.js";
+import type { BatchStore, ClaimedLine } from "./batch-store.js";
 import { newBatchRequestId } from "./batch-store.js";
 import type { BatchRequestOutput } from "./batch-types.js";
 
@@ -83,7 +83,7 @@ export class BatchRunner {
   private ticking = false;
 
   constructor(
-    private readonly store: SqliteBatchStore,
+    private readonly store: BatchStore,
     private readonly send: LineSender,
     private settings: BatchSettings,
     private readonly events: BatchRunnerEvents,
@@ -102,7 +102,10 @@ export class BatchRunner {
   start(): void {
     this.stopped = false;
     this.schedule(0);
-    this.renewTimer = setInterval(() => this.renew(), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
+    this.renewTimer = setInterval(
+      () => void this.renew(),
+      Math.max(100, Math.floor(this.settings.leaseMs / 3)),
+    );
     this.renewTimer.unref();
   }
 
@@ -120,26 +123,29 @@ export class BatchRunner {
     if (this.timer) clearTimeout(this.timer);
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.timer = null;
+    while (this.ticking) await sleep(5);
     while (this.running.size > 0 && Date.now() < deadline) await sleep(20);
     for (const r of this.running.values()) r.abort.abort(new Error("the gateway is stopping"));
-    this.store.releaseOwner(this.owner);
+    await this.store.releaseOwner(this.owner);
   }
 
   private schedule(ms: number): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.tick(), ms);
+    this.timer = setTimeout(() => void this.tick(), ms);
     this.timer.unref();
   }
 
-  private tick(): void {
+  private async tick(): Promise<void> {
     this.timer = null;
     if (this.stopped || this.ticking) return;
     this.ticking = true;
     try {
-      for (const id of this.store.finalizeReady()) this.events.finalized(id);
+      for (const id of await this.store.finalizeReady()) this.events.finalized(id);
       const free = this.settings.concurrency - this.running.size;
-      if (free > 0) {
-        for (const line of this.store.claimLines(this.owner, free, this.settings.leaseMs)) this.run(line);
+      if (free > 0 && !this.stopped) {
+        const lines = await this.store.claimLines(this.owner, free, this.settings.leaseMs);
+        // Stopped while claiming: not run; `stop` gives them back once this tick is over.
+        if (!this.stopped) for (const line of lines) this.run(line);
       }
     } catch (err) {
       // The store failed (busy past its timeout, disk full): this tick is lost, not the process.
@@ -155,8 +161,8 @@ export class BatchRunner {
     const abort = new AbortController();
     this.running.set(key, { line, abort });
     this.send(line, abort.signal)
-      .then((answer) => {
-        if (!abort.signal.aborted) this.settle(line, answer);
+      .then(async (answer) => {
+        if (!abort.signal.aborted) await this.settle(line, answer);
       })
       // Not recorded: the line's lease runs out and it runs again (at most once into the output).
       .catch((err: unknown) => this.events.storeError("settle", err))
@@ -168,7 +174,7 @@ export class BatchRunner {
   }
 
   /** Records how a line ended (or when it runs again). */
-  private settle(line: ClaimedLine, a: LineAnswer): void {
+  private async settle(line: ClaimedLine, a: LineAnswer): Promise<void> {
     const s = this.settings;
     const code = errorCodeOf(a.body);
     const report = (outcome: LineOutcomeKind, retryInMs: number | null = null) =>
@@ -184,7 +190,7 @@ export class BatchRunner {
       });
     const now = Date.now();
     if (a.status >= 200 && a.status < 300) {
-      const ok = this.store.finishLine(this.owner, line.batchId, line.line, {
+      const ok = await this.store.finishLine(this.owner, line.batchId, line.line, {
         state: "succeeded",
         result: record(line, a),
       });
@@ -196,18 +202,18 @@ export class BatchRunner {
       // until the tenant's window opens); a pause may lift or a reload open the window sooner, so a line
       // looks again after at most maxBackoffMs.
       const waitMs = Math.min(s.maxBackoffMs, Math.max(s.pollMs, (a.retryAfterSeconds ?? 1) * 1000));
-      this.store.deferLine(this.owner, line.batchId, line.line, now + waitMs);
+      await this.store.deferLine(this.owner, line.batchId, line.line, now + waitMs);
       report("deferred", waitMs);
       return;
     }
     const engineFailure = a.status === 0 || a.status >= 500;
     if (engineFailure && line.attempts < s.maxAttempts) {
       const backoff = Math.min(s.maxBackoffMs, s.backoffMs * 2 ** (line.attempts - 1));
-      this.store.retryLine(this.owner, line.batchId, line.line, now + backoff);
+      await this.store.retryLine(this.owner, line.batchId, line.line, now + backoff);
       report("retried", backoff);
       return;
     }
-    const ok = this.store.finishLine(this.owner, line.batchId, line.line, {
+    const ok = await this.store.finishLine(this.owner, line.batchId, line.line, {
       state: "failed",
       result: record(line, a),
     });
@@ -215,12 +221,12 @@ export class BatchRunner {
   }
 
   /** Extends the leases of the lines running here; a line lost to another replica is abandoned. */
-  private renew(): void {
+  private async renew(): Promise<void> {
     if (this.running.size === 0) return;
     const keys = [...this.running.values()].map((r) => ({ batchId: r.line.batchId, line: r.line.line }));
     let lost: { batchId: string; line: number }[];
     try {
-      lost = this.store.renewLeases(this.owner, keys, this.settings.leaseMs);
+      lost = await this.store.renewLeases(this.owner, keys, this.settings.leaseMs);
     } catch (err) {
       this.events.storeError("renew", err);
       return;

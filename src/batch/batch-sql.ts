@@ -62,6 +62,27 @@ CREATE TABLE IF NOT EXISTS batch_lines (
 -- many of the batch's lines have finished. A query names it (INDEXED BY: without ANALYZE statistics the
 -- planner prefers the primary key) and repeats its condition on state, which SQLite requires to use it.
 CREATE INDEX IF NOT EXISTS batch_lines_open ON batch_lines (batch_id, line) WHERE state IN ('pending', 'running');
+-- A file's bytes past its first piece (files.content), in order. Pieces are written before their file's
+-- row, each in a transaction of its own, so a file being written is invisible and a process that dies
+-- mid-write leaves pieces of no file, which a later open deletes.
+CREATE TABLE IF NOT EXISTS file_chunks (
+  file_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  written_at INTEGER NOT NULL,
+  PRIMARY KEY (file_id, seq)
+) WITHOUT ROWID;
+-- A batch being written (phase create: its lines go in piece by piece while it is validating) or being
+-- finalized (phase finalize: its output and error files go in piece by piece; ending is the status it
+-- ends in), by owner until its lease ends; a lease that ran out is taken over (finalize) or the batch
+-- failed (create).
+CREATE TABLE IF NOT EXISTS batch_writers (
+  batch_id TEXT PRIMARY KEY,
+  phase TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  lease_until INTEGER NOT NULL,
+  ending TEXT
+);
 `;
 
 const FILE_COLUMNS = "id, tenant, purpose, filename, bytes, created_at";
@@ -82,6 +103,41 @@ export function prepareAll(db: Database.Database) {
       "SELECT content FROM files WHERE id = ? AND tenant = ?",
     ),
     deleteFile: db.prepare<[string, string]>("DELETE FROM files WHERE id = ? AND tenant = ?"),
+    insertChunk: db.prepare<[string, number, Buffer, number]>(
+      "INSERT INTO file_chunks (file_id, seq, data, written_at) VALUES (?, ?, ?, ?)",
+    ),
+    chunk: db.prepare<[string, number], { data: Buffer }>(
+      "SELECT data FROM file_chunks WHERE file_id = ? AND seq = ?",
+    ),
+    deleteChunks: db.prepare<[string]>("DELETE FROM file_chunks WHERE file_id = ?"),
+    deleteOrphanChunks: db.prepare<[number]>(
+      "DELETE FROM file_chunks WHERE written_at < ? AND file_id NOT IN (SELECT id FROM files)",
+    ),
+    getWriter: db.prepare<
+      [string],
+      { phase: "create" | "finalize"; owner: string; lease_until: number; ending: string | null }
+    >("SELECT phase, owner, lease_until, ending FROM batch_writers WHERE batch_id = ?"),
+    putWriter: db.prepare<[string, string, string, number, string | null]>(
+      "INSERT OR REPLACE INTO batch_writers (batch_id, phase, owner, lease_until, ending) VALUES (?, ?, ?, ?, ?)",
+    ),
+    renewWriter: db.prepare<[number, string, string]>(
+      "UPDATE batch_writers SET lease_until = ? WHERE batch_id = ? AND owner = ?",
+    ),
+    deleteWriter: db.prepare<[string]>("DELETE FROM batch_writers WHERE batch_id = ?"),
+    lapsedCreations: db.prepare<[number], { batch_id: string }>(
+      "SELECT batch_id FROM batch_writers WHERE phase = 'create' AND lease_until < ?",
+    ),
+    deleteLines: db.prepare<[string]>("DELETE FROM batch_lines WHERE batch_id = ?"),
+    deleteBatch: db.prepare<[string]>("DELETE FROM batches WHERE id = ?"),
+    startBatch: db.prepare<[number, string]>(
+      "UPDATE batches SET status = 'in_progress', in_progress_at = ? WHERE id = ? AND status = 'validating'",
+    ),
+    failBatch: db.prepare<[number, string, string]>(
+      "UPDATE batches SET status = 'failed', failed_at = ?, errors = ?, request_total = 0 WHERE id = ?",
+    ),
+    seal: db.prepare<[number, string]>(
+      "UPDATE batches SET status = 'finalizing', finalizing_at = COALESCE(finalizing_at, ?) WHERE id = ?",
+    ),
     fileSeq: db.prepare<[string, string], { seq: number }>(
       "SELECT seq FROM files WHERE id = ? AND tenant = ?",
     ),
@@ -197,7 +253,9 @@ export function prepareAll(db: Database.Database) {
          OR (b.status IN ('cancelling', 'finalizing') AND NOT EXISTS (
                SELECT 1 FROM batch_lines l INDEXED BY batch_lines_open
                WHERE l.batch_id = b.id AND l.state IN ('pending', 'running')
-                 AND l.state = 'running' AND l.lease_until >= @now))
+                 AND l.state = 'running' AND l.lease_until >= @now)
+             AND NOT EXISTS (
+               SELECT 1 FROM batch_writers w WHERE w.batch_id = b.id AND w.lease_until >= @now))
       ORDER BY b.seq`),
     unfinished: db.prepare<[{ id: string; now: number }], { live: number; open: number }>(`
       SELECT COALESCE(SUM(state = 'running' AND lease_until >= @now), 0) AS live,
@@ -209,12 +267,12 @@ export function prepareAll(db: Database.Database) {
     close: db.prepare<[string, number, string, number]>(`
       UPDATE batch_lines SET state = 'closed', result = ?, finished_at = ?, claimed_by = NULL, lease_until = NULL
       WHERE batch_id = ? AND line = ?`),
-    results: db.prepare<[string, LineState], { result: string }>(
-      "SELECT result FROM batch_lines WHERE batch_id = ? AND state = ? ORDER BY line",
-    ),
-    errorResults: db.prepare<[string], { result: string }>(`
-      SELECT result FROM batch_lines
-      WHERE batch_id = ? AND state IN ('failed', 'closed') ORDER BY line`),
+    results: db.prepare<[string, number, number], { line: number; result: string }>(`
+      SELECT line, result FROM batch_lines
+      WHERE batch_id = ? AND state = 'succeeded' AND line > ? ORDER BY line LIMIT ?`),
+    errorResults: db.prepare<[string, number, number], { line: number; result: string }>(`
+      SELECT line, result FROM batch_lines
+      WHERE batch_id = ? AND state IN ('failed', 'closed') AND line > ? ORDER BY line LIMIT ?`),
     finalize: db.prepare<
       [{ id: string; status: string; at: number; output_file_id: string; error_file_id: string | null }]
     >(`

@@ -3,6 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { batchesOn } from "../config/batch-settings.js";
 import { loadFleetFile, startFleet } from "../sim/fleet.js";
 import { parseFlags, UsageError, usageFailure } from "./args.js";
 import { startGateway, stateDirOf } from "./gateway.js";
@@ -50,7 +51,7 @@ export async function runStartCommand(argv: string[]): Promise<number> {
       `    -d '{"model":"summary-default","messages":[{"role":"user","content":"总结这段客服对话：用户反馈订单未发货。"}],"max_tokens":64}' -D -\n\n` +
       `Why it went there, without sending anything:\n` +
       `  npx tokengate route explain --config ${dir} --task live_ticket_summary --input-tokens 2864\n\n` +
-      batchHint(gw.url, gw.config.gateway.batches.path !== null) +
+      batchHint(gw.url, batchesOn(gw.config.gateway.batches)) +
       `Metrics:   ${gw.adminUrl}/metrics   (engines: ${fleet.replicas[0]!.url}/metrics)\n` +
       `Endpoints: curl -s ${gw.adminUrl}/admin/endpoints -H "authorization: Bearer ${adminTokenHint(gw, dir)}"\n` +
       `Config:    npx tokengate config history --config ${dir}   (apply, diff, rollback: npx tokengate config --help)\n` +

@@ -1,5 +1,6 @@
 // GatewayConfig `batches`: the OpenAI Files and Batch API — where jobs, files and per-line results are
-// kept (an embedded SQLite file; the API is off without one), how large an upload may be, and how the
+// kept (an embedded SQLite file, or the Redis server of `budgets.redis` for replicas on several hosts;
+// the API is off without either), how large an upload may be, and how the
 // gateway feeds a job's lines through its own request path (lines in flight per replica, the claim's
 // lease, retries with backoff).
 
@@ -7,7 +8,12 @@ import type { IssueList } from "./errors.js";
 import type { FieldReader } from "./fields.js";
 
 export interface BatchSettings {
-  /** The SQLite file; null: the Batch API is off. Relative paths are from where the gateway runs. */
+  /**
+   * `sqlite` (the file `path`; replicas on one host may share it) or `redis` (the server and namespace
+   * of `budgets.redis`, shared by replicas anywhere).
+   */
+  readonly store: "sqlite" | "redis";
+  /** The SQLite file; null with store `sqlite`: the Batch API is off. Relative to where the gateway runs. */
   readonly path: string | null;
   /** An uploaded file's size cap, bytes; larger uploads get 413 and leave nothing behind. */
   readonly maxFileBytes: number;
@@ -29,6 +35,7 @@ export interface BatchSettings {
 }
 
 export const DEFAULT_BATCHES: BatchSettings = Object.freeze({
+  store: "sqlite",
   path: null,
   maxFileBytes: 100 * 1024 * 1024,
   maxLines: 50_000,
@@ -41,12 +48,25 @@ export const DEFAULT_BATCHES: BatchSettings = Object.freeze({
   pollMs: 200,
 });
 
-/** `GatewayConfig.spec.batches`, defaults filled in. */
-export function parseBatchSettings(spec: FieldReader, issues: IssueList): BatchSettings {
+/** Whether the Files and Batch API is on: a store is named. */
+export function batchesOn(s: BatchSettings): boolean {
+  return s.store === "redis" || s.path !== null;
+}
+
+/**
+ * `GatewayConfig.spec.batches`, defaults filled in; `redisUrl` is `budgets.redis.url`, which store
+ * `redis` needs.
+ */
+export function parseBatchSettings(
+  spec: FieldReader,
+  issues: IssueList,
+  redisUrl: string | null,
+): BatchSettings {
   const d = DEFAULT_BATCHES;
   const b = spec.map("batches");
   if (!b) return d;
   const s: BatchSettings = {
+    store: (b.string("store", { oneOf: ["sqlite", "redis"] }) ?? d.store) as "sqlite" | "redis",
     path: b.string("path") ?? d.path,
     maxFileBytes: b.int("maxFileBytes", { min: 1024, max: 2 ** 31 - 1 }) ?? d.maxFileBytes,
     maxLines: b.int("maxLines", { min: 1, max: 1_000_000 }) ?? d.maxLines,
@@ -60,6 +80,15 @@ export function parseBatchSettings(spec: FieldReader, issues: IssueList): BatchS
   };
   if (s.maxBackoffMs < s.backoffMs) {
     issues.error(b.at("maxBackoffMs"), `must be at least backoffMs (${s.backoffMs}), got ${s.maxBackoffMs}`);
+  }
+  if (s.store === "redis" && redisUrl === null) {
+    issues.error(
+      b.at("store"),
+      'store "redis" keeps jobs on the budgets\' Redis server: set budgets.redis.url (or urlEnv)',
+    );
+  }
+  if (s.store === "redis" && s.path !== null) {
+    issues.error(b.at("path"), 'is the SQLite file; with store "redis" leave it out');
   }
   if (s.maxLineBytes > s.maxFileBytes) {
     issues.error(b.at("maxLineBytes"), `must not exceed maxFileBytes (${s.maxFileBytes})`);

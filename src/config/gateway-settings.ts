@@ -234,7 +234,7 @@ export function parseGatewaySettings(
   const drainMs = sd?.int("drainMs", { min: 0, max: 3_600_000 }) ?? d.shutdown.drainMs;
   sd?.done();
   const budgets = parseBudgetStore(spec, issues, options.env ?? process.env);
-  const batches = parseBatchSettings(spec, issues);
+  const batches = parseBatchSettings(spec, issues, budgets.redis.url);
   const g = spec.map("logging");
   const logging = {
     prompts: g?.bool("prompts") ?? d.logging.prompts,

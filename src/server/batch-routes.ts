@@ -6,8 +6,8 @@
 // names every bad line, and nothing of it runs.
 
 import type http from "node:http";
-import { validateBatchInput } from "../batch/batch-input.js";
-import { FileTooLarge, type SqliteBatchStore, toBatchObject, toFileObject } from "../batch/batch-store.js";
+import { checkBatchInput } from "../batch/batch-input.js";
+import { type BatchStore, FileTooLarge, toBatchObject, toFileObject } from "../batch/batch-store.js";
 import type { BatchMetadata } from "../batch/batch-types.js";
 import { MultipartError, readMultipart } from "../batch/multipart.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
@@ -20,7 +20,7 @@ import { readBody } from "./request-body.js";
 
 /** What the routes need of the gateway. */
 export interface BatchApi {
-  readonly store: SqliteBatchStore;
+  readonly store: BatchStore;
   config(): GatewayConfigSet;
   identify(req: http.IncomingMessage): Identity;
   /** A job was created: the runner may look for work now. */
@@ -56,7 +56,7 @@ export async function routeBatch(
     if (api === null) {
       throw new GatewayError(
         "batches_disabled",
-        "the Files and Batch API is off on this gateway: set GatewayConfig spec.batches.path (its SQLite file)",
+        "the Files and Batch API is off on this gateway: set GatewayConfig spec.batches.path (its SQLite file) or batches.store redis",
       );
     }
     const who = api.identify(req);
@@ -95,33 +95,33 @@ async function serve(
   if (kind === "files") {
     if (id === undefined && m === "POST") return upload(api, tenant, req, res);
     if (id === undefined && m === "GET") {
-      return sendJson(res, 200, api.store.listFiles(tenant, listOptions(query, true)));
+      return sendJson(res, 200, await api.store.listFiles(tenant, listOptions(query, true)));
     }
     if (id !== undefined && action === undefined && m === "GET") {
-      const f = api.store.getFile(tenant, id);
+      const f = await api.store.getFile(tenant, id);
       if (!f) throw fileNotFound(id);
       return sendJson(res, 200, toFileObject(f));
     }
     if (id !== undefined && action === "content" && m === "GET") {
-      const content = api.store.fileContent(tenant, id);
+      const content = await api.store.fileContent(tenant, id);
       if (!content) throw fileNotFound(id);
       res.writeHead(200, { "content-type": "application/octet-stream", "content-length": content.length });
       res.end(content);
       return;
     }
     if (id !== undefined && action === undefined && m === "DELETE") {
-      if (!api.store.deleteFile(tenant, id)) throw fileNotFound(id);
+      if (!(await api.store.deleteFile(tenant, id))) throw fileNotFound(id);
       return sendJson(res, 200, { id, object: "file", deleted: true });
     }
   } else {
     if (id === undefined && m === "POST") return createBatch(api, tenant, req, res);
     if (id === undefined && m === "GET") {
-      return sendJson(res, 200, api.store.listBatches(tenant, listOptions(query, false)));
+      return sendJson(res, 200, await api.store.listBatches(tenant, listOptions(query, false)));
     }
     if (id !== undefined && action === undefined && m === "GET") {
-      const b = api.store.batchObject(tenant, id);
+      const b = await api.store.getBatch(tenant, id);
       if (!b) throw batchNotFound(id);
-      return sendJson(res, 200, b);
+      return sendJson(res, 200, toBatchObject(b));
     }
     if (id !== undefined && action === "cancel" && m === "POST") return cancel(api, tenant, id, res);
   }
@@ -164,7 +164,7 @@ async function upload(
   }
   if (!form.file) throw new GatewayError("invalid_request", "a file part is required", { param: "file" });
   try {
-    const row = api.store.createFile({
+    const row = await api.store.createFile({
       tenant,
       purpose: "batch",
       filename: form.file.filename,
@@ -208,17 +208,17 @@ async function createBatch(
   }
   const windowMs = parseWindow(b.completion_window);
   const metadata = parseMetadata(b.metadata);
-  const file = api.store.getFile(tenant, inputFileId);
+  const file = await api.store.getFile(tenant, inputFileId);
   if (!file) throw fileNotFound(inputFileId, "input_file_id");
   if (file.purpose !== "batch") {
     throw new GatewayError("invalid_request", `file ${inputFileId} has purpose ${file.purpose}, not batch`, {
       param: "input_file_id",
     });
   }
-  const text = api.store.fileContent(tenant, inputFileId)!.toString("utf8");
+  const content = (await api.store.fileContent(tenant, inputFileId))!;
   const known = new Set(servedModelNames(config));
   const limits = config.gateway.batches;
-  const checked = validateBatchInput(text, {
+  const checked = await checkBatchInput(content, {
     endpoint: endpoint as Endpoint,
     knownModel: (m) => known.has(m),
     limits: { maxLines: limits.maxLines, maxLineBytes: limits.maxLineBytes },
@@ -233,8 +233,8 @@ async function createBatch(
   };
   const row =
     checked.errors.length > 0
-      ? api.store.createFailedBatch({ ...base, errors: { object: "list", data: checked.errors } })
-      : api.store.createBatch({
+      ? await api.store.createFailedBatch({ ...base, errors: { object: "list", data: checked.errors } })
+      : await api.store.createBatch({
           ...base,
           lines: checked.lines.map((l) => ({ line: l.line, customId: l.customId, body: l.body })),
         });
@@ -242,8 +242,8 @@ async function createBatch(
   sendJson(res, 200, toBatchObject(row));
 }
 
-function cancel(api: BatchApi, tenant: string, id: string, res: http.ServerResponse): void {
-  const row = api.store.cancelBatch(tenant, id);
+async function cancel(api: BatchApi, tenant: string, id: string, res: http.ServerResponse): Promise<void> {
+  const row = await api.store.cancelBatch(tenant, id);
   if (!row) throw batchNotFound(id);
   if (row.status !== "cancelling" && row.status !== "cancelled") {
     throw new GatewayError("batch_not_cancellable", `batch ${id} is ${row.status} and cannot be cancelled`);

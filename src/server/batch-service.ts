@@ -1,15 +1,14 @@
-// The Batch API's running parts beside the gateway: the job store (SQLite), the runner that feeds jobs'
-// lines through the gateway's own listener, and the routes. Opened with the gateway when
-// GatewayConfig `batches.path` names a file; started once the listener is up (the runner sends to it),
+// The Batch API's running parts beside the gateway: the job store (SQLite or Redis), the runner that
+// feeds jobs' lines through the gateway's own listener, and the routes. Opened with the gateway when
+// GatewayConfig `batches` names a store; started once the listener is up (the runner sends to it),
 // stopped before it closes (lines in flight may finish within the shutdown drain, the rest go back to
 // pending for the next start).
 
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import type http from "node:http";
-import { dirname } from "node:path";
 import { BatchRunner } from "../batch/batch-runner.js";
-import { SqliteBatchStore } from "../batch/batch-store.js";
+import type { BatchStore } from "../batch/batch-store.js";
+import { batchStoreFor } from "../batch/batch-store-for.js";
 import { LoopbackSender } from "../batch/loopback-sender.js";
 import type { BatchSettings } from "../config/batch-settings.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
@@ -21,24 +20,24 @@ import type { Identity } from "./identify.js";
 export class BatchService {
   /** The secret the runner's requests carry (identify.ts BATCH_SECRET_HEADER). */
   readonly secret = randomBytes(24).toString("base64url");
-  readonly store: SqliteBatchStore;
+  readonly store: BatchStore;
   private runner: BatchRunner | null = null;
   private sender: LoopbackSender | null = null;
 
   private constructor(
+    store: BatchStore,
     private settings: BatchSettings,
     private readonly log: RequestLog,
     private readonly metrics: GatewayMetrics,
   ) {
-    mkdirSync(dirname(settings.path!), { recursive: true });
-    this.store = SqliteBatchStore.open(settings.path!);
+    this.store = store;
     metrics.registry.onCollect(() => metrics.batchLinesInFlight.labels().set(this.inFlight));
   }
 
   /** Opens the store the config names; null when the Batch API is off. */
   static open(config: GatewayConfigSet, log: RequestLog, metrics: GatewayMetrics): BatchService | null {
-    const s = config.gateway.batches;
-    return s.path === null ? null : new BatchService(s, log, metrics);
+    const store = batchStoreFor(config);
+    return store === null ? null : new BatchService(store, config.gateway.batches, log, metrics);
   }
 
   /** The routes' view of the gateway. */
@@ -54,17 +53,7 @@ export class BatchService {
         this.metrics.batchLines.labels(f.outcome).inc();
         this.log.event("batch.line", f);
       },
-      finalized: (id) => {
-        const b = this.store.batchById(id);
-        const status = b?.status ?? "unknown";
-        this.metrics.batchJobsEnded.labels(status).inc();
-        this.log.event("batch.finalized", {
-          batch_id: id,
-          status,
-          tenant: b?.tenant,
-          ...this.store.counts(id),
-        });
-      },
+      finalized: (id) => void this.finalized(id),
       storeError: (where, err) =>
         this.log.event("batch.store-error", {
           where,
@@ -74,9 +63,23 @@ export class BatchService {
     this.runner.start();
   }
 
-  /** A reload's settings (the store's path takes effect at the next start). */
+  private async finalized(id: string): Promise<void> {
+    const b = await this.store.batchById(id).catch(() => null);
+    const status = b?.status ?? "unknown";
+    this.metrics.batchJobsEnded.labels(status).inc();
+    this.log.event("batch.finalized", {
+      batch_id: id,
+      status,
+      tenant: b?.tenant,
+      total: b?.request_total,
+      completed: b?.request_completed,
+      failed: b?.request_failed,
+    });
+  }
+
+  /** A reload's settings (the store and its path take effect at the next start). */
   reconfigure(settings: BatchSettings): void {
-    this.settings = { ...settings, path: this.settings.path };
+    this.settings = { ...settings, store: this.settings.store, path: this.settings.path };
     this.runner?.reconfigure(this.settings);
   }
 
@@ -88,6 +91,6 @@ export class BatchService {
   async stop(deadline = Date.now()): Promise<void> {
     await this.runner?.stop(deadline);
     await this.sender?.close();
-    this.store.close();
+    await this.store.close();
   }
 }

@@ -69,7 +69,7 @@ export class Gateway implements GatewayRuntime {
   private readonly retirement: EngineRetirement;
   /** Tenant budgets, kept across reloads (a reload sets their limits). */
   readonly budgets: BudgetStore;
-  /** The Files and Batch API's store and runner; null when `batches.path` is unset. */
+  /** The Files and Batch API's store and runner; null when `batches` names no store. */
   readonly batches: BatchService | null;
   private readonly batchApi: BatchApi | null;
   /** What the requests of the rollout stage in force showed (its gates); a new stage starts afresh. */
