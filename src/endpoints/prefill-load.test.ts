@@ -161,3 +161,35 @@ it("the TTFT fit converges on an engine, and again after its speed changes mid-r
     `learned ${load.prefillMsPerKToken().toFixed(1)} ms per 1k tokens`,
   );
 });
+
+it("an engine not yet learned borrows its pool's learned engines' fit, not the prior", () => {
+  const warm = new PrefillLoad();
+  const other = new PrefillLoad();
+  const cold = new PrefillLoad();
+  const alone = new PrefillLoad();
+  for (const l of [warm, other, cold]) l.peers = [warm, other, cold];
+  // Before anyone has learned: the prior (20 ms + 0.1 ms a token).
+  assert.equal(cold.predictAt(2, 0), 220);
+  // `warm` learns an engine at 30 ms per 1,000 tokens plus 15 ms; `other` at 50 plus 25.
+  let t = 0;
+  const teach = (l: PrefillLoad, perK: number, base: number) => {
+    for (let i = 0; i < 20; i++) {
+      const tokens = 500 + ((i * 377) % 3000);
+      const c = l.begin(tokens, true, t, null);
+      c.firstToken(t + base + (perK * tokens) / 1000);
+      c.end(t + 100);
+      t += 200;
+    }
+  };
+  teach(warm, 30, 15);
+  teach(other, 50, 25);
+  assert.ok(warm.learned && other.learned && !cold.learned);
+  const mean = (warm.predictAt(2, 0) + other.predictAt(2, 0)) / 2;
+  assert.ok(Math.abs(mean - 100) < 5, `the learned fits predict ~75 and ~125 ms (mean ${mean.toFixed(1)})`);
+  assert.equal(cold.predictAt(2, 0), mean, "the cold engine borrows their mean");
+  assert.equal(alone.predictAt(2, 0), 220, "an engine with no learned peer keeps the prior");
+  // Its own load still counts: prefill queued on the cold engine raises its prediction.
+  const queued = cold.begin(3000, true, t, null);
+  assert.ok(cold.predictTtftMs(1000, t, null) > cold.predictAt(1, 0));
+  queued.end(t + 1);
+});

@@ -110,6 +110,11 @@ export class PrefillLoad {
   private readonly waitingStreams = new Set<PrefillClaim>();
   /** Consecutive first tokens the fit missed by > CHANGE_ERROR: + late, − early. */
   private missRun = 0;
+  /**
+   * The engines of its pool (itself among them), whose learned fits stand in for its own until it has
+   * learned; set by the pool each generation.
+   */
+  peers: readonly PrefillLoad[] = [];
 
   constructor(prior: PrefillPrior = DEFAULT_PREFILL_PRIOR) {
     this.prior = prior;
@@ -171,11 +176,30 @@ export class PrefillLoad {
     return 0;
   }
 
-  /** The fit's prediction for P thousand prefill tokens and D hundred decoding sequences. */
+  /**
+   * The fit's prediction for P thousand prefill tokens and D hundred decoding sequences. An engine not
+   * yet learned borrows the mean prediction of its pool's learned engines for the same load, and only
+   * when none is learned the configured prior: the prior is a guess (0.1 ms a token where an H100 does
+   * ~0.03), and an engine predicted slower for want of data gets no traffic to learn from — after a
+   * restart in batch-day, the first engine to learn took 202 of the next 221 live summaries while three
+   * stayed on the prior, its queue P95 59 ms against 15 ms on the others.
+   */
   predictAt(p: number, d: number): number {
-    if (this.ttft.observations < WARM_OBSERVATIONS) {
-      return this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken;
+    if (!this.learned) {
+      let sum = 0;
+      let n = 0;
+      for (const peer of this.peers) {
+        if (peer === this || !peer.learned) continue;
+        sum += peer.predictLearned(p, d);
+        n++;
+      }
+      return n > 0 ? sum / n : this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken;
     }
+    return this.predictLearned(p, d);
+  }
+
+  /** The engine's own fit's prediction (it must be learned). */
+  private predictLearned(p: number, d: number): number {
     const w = this.ttft.weights;
     // The fit as it is (clamping a coefficient it found negative biased every prediction upward, ~20 ms
     // in multi-lora), except that more prefill ahead never predicts less: the slope in P is kept ≥ 0.

@@ -78,7 +78,12 @@ export function buildGeneration(
       byUrl.set(o.url, ep);
       return ep;
     });
-    for (const e of endpoints) engines.set(e, [...(engines.get(e) ?? []), pool.name]);
+    for (const e of endpoints) {
+      // A pool's engines stand in for each other's cost model until each has learned its own; an
+      // engine two pools list keeps the first pool's.
+      if (!engines.has(e)) e.prefill.peers = endpoints.map((x) => x.prefill);
+      engines.set(e, [...(engines.get(e) ?? []), pool.name]);
+    }
     const pickerConfig = config.pickers.get(pool.name)!;
     const before = previous?.pools.get(pool.name);
     const samePicker =
