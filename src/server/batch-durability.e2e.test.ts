@@ -17,7 +17,7 @@ import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { sampleText } from "../sim/sample-text.js";
 import { fileLines, finished, jsonl, until } from "../testing/batch-jobs.js";
-import { CLI_MAIN, type CliGateway, spawnGateway } from "../testing/cli-gateway.js";
+import { CLI_MAIN, type CliGateway, onePoolConfig, spawnGateway } from "../testing/cli-gateway.js";
 import { KEYS, openaiClient, type Platform, startPlatform } from "../testing/platform.js";
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `req-${i}`);
@@ -94,37 +94,15 @@ const KILL_LINES = 150;
 const KILL_CONCURRENCY = 8;
 
 function cliConfig(engine: SimReplica, db: string): string {
-  return `apiVersion: ai.example.com/v1alpha1
-kind: InferencePool
-metadata: { name: p }
-spec:
-  engine: vllm
-  model: m-base
-  endpoints: ["${engine.url}"]
-  metrics: { intervalMs: 100 }
-  health: { intervalMs: 100 }
----
-apiVersion: ai.example.com/v1alpha1
-kind: InferenceRoute
-metadata:
-  name: r
-  annotations: { ai.example.com/route-config-version: "batch-kill-1" }
-spec:
-  modelAliases:
-    m:
-      defaultPool: p
-      pools: [{ name: p, maxInputTokens: 4096, maxOutputTokens: 400, maxQueueMs: 5000, priority: 1 }]
----
-apiVersion: tokengate.dev/v1alpha1
-kind: GatewayConfig
-metadata: { name: g }
-spec:
-  listen: { host: 127.0.0.1, port: 0 }
-  auth:
+  return onePoolConfig({
+    endpoints: [engine.url],
+    version: "batch-kill-1",
+    maxOutputTokens: 400,
+    gateway: `  auth:
     apiKeys: [{ key: ${CLI_KEY}, tenant: batch-tenant }]
   shutdown: { drainMs: 2000 }
-  batches: { path: "${db}", pollMs: 50, leaseMs: 1000, concurrency: ${KILL_CONCURRENCY} }
-`;
+  batches: { path: "${db}", pollMs: 50, leaseMs: 1000, concurrency: ${KILL_CONCURRENCY} }`,
+  });
 }
 
 describe("a gateway process SIGKILLed mid-job", () => {

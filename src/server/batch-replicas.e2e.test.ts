@@ -14,7 +14,7 @@ import OpenAI, { toFile } from "openai";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { fileLines, finished, jsonl, until } from "../testing/batch-jobs.js";
-import { CLI_MAIN, type CliGateway, spawnGateway } from "../testing/cli-gateway.js";
+import { CLI_MAIN, type CliGateway, onePoolConfig, spawnGateway } from "../testing/cli-gateway.js";
 import { noRedis, type RedisServer, startRedis } from "../testing/redis-server.js";
 
 const SKIP = noRedis();
@@ -24,38 +24,16 @@ const LINES = 120;
 const CONCURRENCY = 4;
 
 function config(engine: SimReplica, redisUrl: string): string {
-  return `apiVersion: ai.example.com/v1alpha1
-kind: InferencePool
-metadata: { name: p }
-spec:
-  engine: vllm
-  model: m-base
-  endpoints: ["${engine.url}"]
-  metrics: { intervalMs: 100 }
-  health: { intervalMs: 100 }
----
-apiVersion: ai.example.com/v1alpha1
-kind: InferenceRoute
-metadata:
-  name: r
-  annotations: { ai.example.com/route-config-version: "batch-replicas-1" }
-spec:
-  modelAliases:
-    m:
-      defaultPool: p
-      pools: [{ name: p, maxInputTokens: 4096, maxOutputTokens: 400, maxQueueMs: 5000, priority: 1 }]
----
-apiVersion: tokengate.dev/v1alpha1
-kind: GatewayConfig
-metadata: { name: g }
-spec:
-  listen: { host: 127.0.0.1, port: 0 }
-  auth:
+  return onePoolConfig({
+    endpoints: [engine.url],
+    version: "batch-replicas-1",
+    maxOutputTokens: 400,
+    gateway: `  auth:
     apiKeys: [{ key: ${KEY}, tenant: batch-tenant }, { key: ${OTHER_KEY}, tenant: someone-else }]
   shutdown: { drainMs: 2000 }
   budgets: { redis: { url: "${redisUrl}", namespace: "tg:replicas" } }
-  batches: { store: redis, pollMs: 50, leaseMs: 1000, concurrency: ${CONCURRENCY} }
-`;
+  batches: { store: redis, pollMs: 50, leaseMs: 1000, concurrency: ${CONCURRENCY} }`,
+  });
 }
 
 const line = (i: number) => ({

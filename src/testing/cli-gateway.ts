@@ -20,6 +20,47 @@ export interface CliEngine {
   stop(): Promise<void>;
 }
 
+/**
+ * A config file of one vLLM pool `p` (model `m-base` on `endpoints`, scraped and probed every 100 ms)
+ * that alias `m` routes to, and a GatewayConfig listening on a free loopback port with `gateway`'s lines
+ * (indented two spaces, under `spec:`) after it.
+ */
+export function onePoolConfig(o: {
+  endpoints: readonly string[];
+  version: string;
+  maxOutputTokens: number;
+  gateway: string;
+}): string {
+  return `apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: p }
+spec:
+  engine: vllm
+  model: m-base
+  endpoints: [${o.endpoints.map((u) => `"${u}"`).join(", ")}]
+  metrics: { intervalMs: 100 }
+  health: { intervalMs: 100 }
+---
+apiVersion: ai.example.com/v1alpha1
+kind: InferenceRoute
+metadata:
+  name: r
+  annotations: { ai.example.com/route-config-version: "${o.version}" }
+spec:
+  modelAliases:
+    m:
+      defaultPool: p
+      pools: [{ name: p, maxInputTokens: 4096, maxOutputTokens: ${o.maxOutputTokens}, maxQueueMs: 5000, priority: 1 }]
+---
+apiVersion: tokengate.dev/v1alpha1
+kind: GatewayConfig
+metadata: { name: g }
+spec:
+  listen: { host: 127.0.0.1, port: 0 }
+${o.gateway}
+`;
+}
+
 /** One instant simulated engine and a config folder that routes `m` to it. */
 export async function startCliEngine(): Promise<CliEngine> {
   const replica = new SimReplica({
@@ -32,36 +73,14 @@ export async function startCliEngine(): Promise<CliEngine> {
   const dir = mkdtempSync(join(tmpdir(), "tokengate-cli-"));
   writeFileSync(
     join(dir, "config.yaml"),
-    `apiVersion: ai.example.com/v1alpha1
-kind: InferencePool
-metadata: { name: p }
-spec:
-  engine: vllm
-  model: m-base
-  endpoints: ["${replica.url}"]
-  metrics: { intervalMs: 100 }
-  health: { intervalMs: 100 }
----
-apiVersion: ai.example.com/v1alpha1
-kind: InferenceRoute
-metadata:
-  name: r
-  annotations: { ai.example.com/route-config-version: "cli-test-1" }
-spec:
-  modelAliases:
-    m:
-      defaultPool: p
-      pools: [{ name: p, maxInputTokens: 4096, maxOutputTokens: 64, maxQueueMs: 5000, priority: 1 }]
----
-apiVersion: tokengate.dev/v1alpha1
-kind: GatewayConfig
-metadata: { name: g }
-spec:
-  listen: { host: 127.0.0.1, port: 0 }
-  auth:
+    onePoolConfig({
+      endpoints: [replica.url],
+      version: "cli-test-1",
+      maxOutputTokens: 64,
+      gateway: `  auth:
     apiKeys: [{ key: ${CLI_KEY}, tenant: t }]
-  shutdown: { drainMs: 2000 }
-`,
+  shutdown: { drainMs: 2000 }`,
+    }),
   );
   return {
     dir,
