@@ -121,6 +121,14 @@ export interface GatewaySettings {
   readonly budgets: BudgetStoreSettings;
   /** The Files and Batch API (batch-settings.ts); off without a `path`. */
   readonly batches: BatchSettings;
+  /** How pools with `discovery.kubernetes` reach the Kubernetes API. */
+  readonly kubernetes: {
+    /**
+     * A kubeconfig file; null: the pod's service account when running in a cluster
+     * (KUBERNETES_SERVICE_HOST), else $KUBECONFIG or ~/.kube/config.
+     */
+    readonly kubeconfig: string | null;
+  };
   readonly logging: {
     /** Log prompt and completion text; default false. */
     readonly prompts: boolean;
@@ -145,6 +153,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   shutdown: { drainMs: 25_000 },
   budgets: DEFAULT_BUDGET_STORE,
   batches: DEFAULT_BATCHES,
+  kubernetes: { kubeconfig: null },
   logging: { prompts: false, destination: "stdout" },
 });
 
@@ -235,6 +244,9 @@ export function parseGatewaySettings(
   sd?.done();
   const budgets = parseBudgetStore(spec, issues, options.env ?? process.env);
   const batches = parseBatchSettings(spec, issues, budgets.redis.url);
+  const k = spec.map("kubernetes");
+  const kubernetes = { kubeconfig: k?.string("kubeconfig") ?? d.kubernetes.kubeconfig };
+  k?.done();
   const g = spec.map("logging");
   const logging = {
     prompts: g?.bool("prompts") ?? d.logging.prompts,
@@ -253,6 +265,7 @@ export function parseGatewaySettings(
     shutdown: { drainMs },
     budgets,
     batches,
+    kubernetes,
     logging,
   };
 }

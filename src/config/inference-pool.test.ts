@@ -93,4 +93,37 @@ describe("InferencePool validation", () => {
       "9:35 spec.flowControl.maxKvCacheUsage: must be a number in (0, 1], got 1.5",
     ]);
   });
+
+  it("finds its engines by Kubernetes discovery instead of listing them, never both", () => {
+    const r = load(`  engine: vllm
+  model: m
+  discovery: { kubernetes: { inferencePool: vllm-llama, namespace: llm } }
+`);
+    assert.ok(r.ok, errors(r).join("\n"));
+    const pool = r.config.pools.get("p")!;
+    assert.deepEqual(pool.endpoints, []);
+    assert.deepEqual(pool.discovery, { kubernetes: { inferencePool: "vllm-llama", namespace: "llm" } });
+    const defaulted = load(`  engine: vllm
+  model: m
+  discovery: { kubernetes: { inferencePool: vllm-llama } }
+`);
+    assert.ok(defaulted.ok);
+    assert.equal(defaulted.config.pools.get("p")!.discovery!.kubernetes.namespace, null);
+    assert.deepEqual(
+      errors(
+        load(`  engine: vllm
+  model: m
+  endpoints: ["http://127.0.0.1:9000"]
+  discovery: { kubernetes: { inferencePool: Bad_Name } }
+`),
+      ),
+      [
+        "8:3 spec.endpoints: a pool lists its endpoints or finds them by discovery, not both",
+        "9:45 spec.discovery.kubernetes.inferencePool: \"Bad_Name\" is not valid: a Kubernetes name: lower-case letters, digits, '-' and '.'",
+      ],
+    );
+    assert.deepEqual(errors(load(`  engine: vllm\n  model: m\n  discovery: {}\n`)), [
+      '8:3 spec.discovery: missing required field "kubernetes"',
+    ]);
+  });
 });

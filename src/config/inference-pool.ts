@@ -33,6 +33,16 @@ export interface PoolEndpoint {
   readonly modelVersion: string | null;
 }
 
+/** A pool's engines found at run time: the Ready pods of a GIE `InferencePool` (inference.networking.k8s.io/v1). */
+export interface PoolDiscovery {
+  readonly kubernetes: {
+    /** The InferencePool object's name. */
+    readonly inferencePool: string;
+    /** Its namespace; null: the gateway's own (in a pod), else `default`. */
+    readonly namespace: string | null;
+  };
+}
+
 export interface PollSettings {
   /** HTTP path on each endpoint. */
   readonly path: string;
@@ -50,6 +60,8 @@ export interface PollSettings {
  *   model: summary-7b
  *   modelVersion: summary-7b-2026-06-15
  *   endpoints: ["http://127.0.0.1:8001", { url: "http://127.0.0.1:8002", name: online-1 }]
+ *   # or, on Kubernetes, instead of endpoints: the pods of a Gateway API Inference Extension InferencePool
+ *   # discovery: { kubernetes: { inferencePool: vllm-summary-7b, namespace: llm } }
  * ```
  */
 export interface InferencePoolConfig {
@@ -63,7 +75,10 @@ export interface InferencePoolConfig {
    * segment of the base model's `root`); defaults to `model`.
    */
   readonly modelVersion: string;
+  /** The engines as listed; empty when `discovery` finds them. */
   readonly endpoints: readonly PoolEndpoint[];
+  /** Where the engines are found instead of `endpoints`; null: the list is the config's. */
+  readonly discovery: PoolDiscovery | null;
   /** Adapters the engines serve under their own names; requests and alias targets may name them. */
   readonly loraAdapters: readonly LoraAdapterConfig[];
   /** The key of engines started with --api-key; null: none. */
@@ -120,7 +135,8 @@ export function parseInferencePool(
     | undefined;
   const model = spec.string("model", { required: true });
   const modelVersion = spec.string("modelVersion");
-  const endpoints = parseEndpoints(spec, issues);
+  const discovery = parseDiscovery(spec, issues);
+  const endpoints = discovery === undefined ? parseEndpoints(spec, issues) : [];
   const metrics = parsePoll(spec, "metrics", DEFAULT_METRICS);
   const health = parsePoll(spec, "health", DEFAULT_HEALTH);
   const flowControl = parseFlow(spec, issues);
@@ -130,13 +146,14 @@ export function parseInferencePool(
   const outlierDetection = parseOutlierDetection(spec);
   const circuitBreaker = parseCircuitBreaker(spec, issues);
   spec.done();
-  if (!engine || !model || !endpoints) return undefined;
+  if (!engine || !model || !endpoints || discovery === null) return undefined;
   return {
     name: env.name,
     engine,
     model,
     modelVersion: modelVersion ?? model,
     endpoints,
+    discovery: discovery ?? null,
     metrics,
     health,
     flowControl,
@@ -179,6 +196,30 @@ function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
     maxInflightTokens,
     maxQueuedRequests,
   };
+}
+
+/** A Kubernetes resource name (RFC 1123 subdomain). */
+const KUBE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/**
+ * `spec.discovery`: undefined when absent (the pool lists `endpoints`), null when present and invalid.
+ * A pool either lists its engines or finds them, never both.
+ */
+function parseDiscovery(spec: FieldReader, issues: IssueList): PoolDiscovery | null | undefined {
+  const d = spec.map("discovery");
+  if (!d) return undefined;
+  const k = d.map("kubernetes", true);
+  const hint = "a Kubernetes name: lower-case letters, digits, '-' and '.'";
+  const inferencePool = k?.string("inferencePool", { required: true, pattern: KUBE_NAME, patternHint: hint });
+  const namespace = k?.string("namespace", { pattern: KUBE_NAME, patternHint: hint }) ?? null;
+  k?.done();
+  d.done();
+  if (spec.raw("endpoints") !== undefined) {
+    issues.error(spec.at("endpoints"), "a pool lists its endpoints or finds them by discovery, not both");
+    return null;
+  }
+  if (inferencePool === undefined) return null;
+  return { kubernetes: { inferencePool, namespace } };
 }
 
 function parseEndpoints(spec: FieldReader, issues: IssueList): PoolEndpoint[] | undefined {

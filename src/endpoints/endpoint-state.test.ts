@@ -303,6 +303,7 @@ describe("EndpointState.forPool", () => {
       flowControl: DEFAULT_POOL_FLOW,
       loraAdapters: [],
       upstreamAuth: null,
+      discovery: null,
       models: DEFAULT_MODELS_POLL,
       outlierDetection: DEFAULT_OUTLIER_DETECTION,
       circuitBreaker: DEFAULT_CIRCUIT_BREAKER,

@@ -8,6 +8,7 @@ import type http from "node:http";
 import { formatClock, formatWindow } from "../budget/time-window.js";
 import type { Secret } from "../config/secret.js";
 import type { ConfigControl } from "../control/config-control.js";
+import type { DiscoveryStatus } from "../discovery/inference-pool-discovery.js";
 import { snapshotOf } from "../endpoints/snapshot.js";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
@@ -25,6 +26,8 @@ export interface AdminView extends GatewayRuntime {
   readonly adminToken: Secret;
   /** The config history and its changes; null when the gateway keeps none. */
   readonly control: ConfigControl | null;
+  /** Each discovered pool's watcher status (none when no pool uses discovery). */
+  discoveryStatus(): ReadonlyMap<string, DiscoveryStatus>;
 }
 
 /** Whether the request carries the admin token (compared in constant time). */
@@ -77,10 +80,19 @@ export function routeAdmin(
         .map((p) => p.name);
       // An unreachable budget store does not take the replica out of service: its configured mode
       // (refuse budgeted tenants, or admit against a local share) applies, and this says so.
+      // Discovery that lost the API server keeps serving its last known pods (ready, and says so); a
+      // discovered pool never listed has no endpoints, so it is in pools_without_endpoints.
+      const discovery = Object.fromEntries(
+        [...gw.discoveryStatus()].map(([pool, st]) => [
+          pool,
+          { synced: st.synced, api_reachable: st.connected, endpoints: st.endpoints, error: st.error },
+        ]),
+      );
       sendJson(res, notReady.length === 0 ? 200 : 503, {
         ready: notReady.length === 0,
         pools_without_endpoints: notReady,
         budget_store: { store: gw.budgets.kind, up: gw.budgets.up },
+        ...(Object.keys(discovery).length > 0 ? { discovery } : {}),
       });
       return true;
     }

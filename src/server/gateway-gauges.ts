@@ -1,11 +1,13 @@
 // The gauges read when /metrics is scraped: the event loop's delays, each pool's queue by band and its
 // batch pauses, each engine's health, KV use and prefill view, the token estimate's correction, the
-// budget store's health.
+// budget store's health, and what Kubernetes discovery has found.
 
 import type { BudgetStore } from "../budget/budget-ledger.js";
+import type { DiscoveryStatus } from "../discovery/inference-pool-discovery.js";
 import type { TokenCorrection } from "../profile/token-correction.js";
 import type { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import type { LoopDelayWindow } from "../telemetry/loop-delay.js";
+import type { FoundEndpoint } from "./discovered-config.js";
 import type { Generation } from "./gateway-runtime.js";
 
 /** Sets every gauge from the generation in force (called by the registry at scrape time). */
@@ -15,7 +17,16 @@ export function collectGauges(
   d: LoopDelayWindow,
   correction: TokenCorrection,
   budgets: BudgetStore,
+  discovery: ReadonlyMap<string, DiscoveryStatus>,
+  found: ReadonlyMap<string, readonly FoundEndpoint[]>,
 ): void {
+  for (const [pool, st] of discovery) {
+    m.discoverySynced.labels(pool).set(st.synced ? 1 : 0);
+    m.discoveryApiReachable.labels(pool).set(st.connected ? 1 : 0);
+    const eps = found.get(pool) ?? [];
+    for (const state of ["ready", "draining"] as const)
+      m.discoveryEndpoints.labels(pool, state).set(eps.filter((e) => e.state === state).length);
+  }
   m.budgetStoreUp.labels(budgets.kind).set(budgets.up === true ? 1 : 0);
   if (d.maxMs !== null) {
     const s = (ms: number) => Math.round(ms * 1000) / 1e6; // µs precision, printed without float noise

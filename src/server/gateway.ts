@@ -11,6 +11,7 @@ import { trustedAddressList } from "../config/gateway-settings.js";
 import { Secret } from "../config/secret.js";
 import type { ConfigControl } from "../control/config-control.js";
 import { RolloutStats, rolloutSignature } from "../control/rollout-gates.js";
+import type { DiscoveryStatus } from "../discovery/inference-pool-discovery.js";
 import { AdapterLoader } from "../endpoints/adapter-loader.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { EndpointMonitor } from "../endpoints/scraper.js";
@@ -28,6 +29,8 @@ import { routeAdmin, sendJson } from "./admin-routes.js";
 import { type BatchApi, isBatchPath, routeBatch } from "./batch-routes.js";
 import { BatchService } from "./batch-service.js";
 import { handleCompletion } from "./completion-handler.js";
+import { withDiscovered } from "./discovered-config.js";
+import type { DiscoveryService } from "./discovery-service.js";
 import { EngineRetirement } from "./engine-retirement.js";
 import { collectGauges } from "./gateway-gauges.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
@@ -36,6 +39,7 @@ import { close, listen } from "./http-listen.js";
 import { Identifier } from "./identify.js";
 import { modelById, modelList } from "./model-list.js";
 import { wirePassiveHealth } from "./passive-health.js";
+import { cutInProgress } from "./shutdown-cut.js";
 import { UpstreamPools } from "./upstream-pools.js";
 
 export interface GatewayOptions {
@@ -50,6 +54,12 @@ export interface GatewayOptions {
 const RELOAD_WARMUP_MS = 1500;
 
 export class Gateway implements GatewayRuntime {
+  /** The config as applied (a file, the history), before discovery puts its engines in. */
+  private declared: GatewayConfigSet;
+  /** Kubernetes discovery; null until a config has a pool that uses it. */
+  private discovery: DiscoveryService | null = null;
+  private applying: Promise<unknown> = Promise.resolve();
+  private rediscovering: Promise<unknown> | null = null;
   /** The generation in force: swapped whole by a reload (generation.ts). */
   private gen: Generation;
   readonly metrics = new GatewayMetrics();
@@ -114,7 +124,8 @@ export class Gateway implements GatewayRuntime {
         (req) => this.identifier.identify(req.headers, req.socket.remoteAddress),
       ) ?? null;
     this.identifier = identifierFor(config, this.batches);
-    const built = buildGeneration(config, null, this.flowListeners);
+    this.declared = config;
+    const built = buildGeneration(withDiscovered(config, new Map()), null, this.flowListeners);
     this.gen = built.generation;
     this.rollout = new RolloutStats(rolloutSignature(config.route));
     this.budgets = budgetStoreFor(config, (e, f) => this.log.event(e, f));
@@ -125,7 +136,15 @@ export class Gateway implements GatewayRuntime {
     this.retirement = new EngineRetirement(this.monitor, this.log);
     this.metrics.configInfo.labels(config.version).set(1);
     this.metrics.registry.onCollect(() =>
-      collectGauges(this.metrics, this.gen, this.loopDelay.last, this.correction, this.budgets),
+      collectGauges(
+        this.metrics,
+        this.gen,
+        this.loopDelay.last,
+        this.correction,
+        this.budgets,
+        this.discoveryStatus(),
+        this.discovery?.endpoints ?? new Map(),
+      ),
     );
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.route(req, res);
     this.server = http.createServer(
@@ -191,6 +210,51 @@ export class Gateway implements GatewayRuntime {
    * and the log destination take effect at the next start.
    */
   async reload(config: GatewayConfigSet): Promise<EngineChanges> {
+    this.declared = config;
+    await (await this.discoveryFor(config))?.follow(config);
+    return this.serially(() => this.apply(withDiscovered(config, this.discovery?.endpoints ?? new Map())));
+  }
+
+  /**
+   * The watcher of the pools whose engines are discovered (created at the first config that has any;
+   * its module, and @kubernetes/client-node with it, loaded only then).
+   */
+  private async discoveryFor(config: GatewayConfigSet): Promise<DiscoveryService | null> {
+    if (this.discovery === null && hasDiscovery(config)) {
+      const { DiscoveryService } = await import("./discovery-service.js");
+      this.discovery = new DiscoveryService(
+        () => void this.rediscover(),
+        (event, fields) => this.log.event(event, fields),
+      );
+    }
+    return this.discovery;
+  }
+
+  /** Each discovered pool's watcher: synced, the API reachable, what it found (readiness, metrics). */
+  discoveryStatus(): ReadonlyMap<string, DiscoveryStatus> {
+    return this.discovery?.status() ?? new Map();
+  }
+
+  /** Discovery found engines come or go: the config in force again, with them (coalesced). */
+  private rediscover(): Promise<unknown> {
+    if (this.rediscovering) return this.rediscovering;
+    this.rediscovering = this.serially(async () => {
+      this.rediscovering = null;
+      return this.apply(withDiscovered(this.declared, this.discovery?.endpoints ?? new Map()));
+    }).catch((err: unknown) =>
+      this.log.event("discovery.apply-failed", { error: err instanceof Error ? err.message : String(err) }),
+    );
+    return this.rediscovering;
+  }
+
+  /** Runs config changes one at a time (a reload and a discovery change may come together). */
+  private serially<T>(f: () => Promise<T>): Promise<T> {
+    const next = this.applying.then(f, f);
+    this.applying = next.catch(() => undefined);
+    return next;
+  }
+
+  private async apply(config: GatewayConfigSet): Promise<EngineChanges> {
     // Engines new to this config are health-checked first: they take traffic known healthy or not at all.
     const fresh = newEngines(config, this.gen);
     for (const ep of fresh) this.monitor.add(ep, true);
@@ -242,6 +306,9 @@ export class Gateway implements GatewayRuntime {
 
   /** Listens, and waits (briefly) for the first health checks so the first requests find endpoints. */
   async start(): Promise<void> {
+    // Discovered pools' first lists, and their engines in force, before the listener opens.
+    await (await this.discoveryFor(this.declared))?.follow(this.declared);
+    await this.applying;
     this.loopDelay.start();
     this.processMetrics.start();
     this.monitor.start();
@@ -308,30 +375,7 @@ export class Gateway implements GatewayRuntime {
     const cut = this.activeRequests;
     if (cut > 0) {
       this.cutting = true;
-      // A stream that has started is told why (an error event, which the openai client raises) and its
-      // connection closed after the event has left; anything else in progress is closed at once.
-      // Either way the handler sees its client gone: engine request aborted, counters released, logged.
-      const told: http.ServerResponse[] = [];
-      for (const res of this.inProgress) {
-        if (startedStream(res)) {
-          const e = new GatewayError(
-            "gateway_shutdown",
-            "the gateway shut down before this stream finished",
-            {
-              retryAfterSeconds: 1,
-              fallbackOptions: ["retry_later"],
-            },
-          );
-          res.write(`data: ${e.body(String(res.getHeader("x-ai-trace-id") ?? "none"))}\n\n`);
-          told.push(res);
-        } else {
-          res.socket?.destroy();
-        }
-      }
-      await new Promise((r) => setImmediate(r)); // a response's writes leave on the next tick
-      for (const res of told) res.socket?.end();
-      // Their handlers see the client gone, abort upstream, release counters and log; give them a moment.
-      for (const until = Date.now() + 2000; this.activeRequests > 0 && Date.now() < until; ) await sleep(10);
+      await cutInProgress(this.inProgress, () => this.activeRequests);
     }
     this.log.event("gateway.drained", { cut });
     await this.stop();
@@ -351,6 +395,7 @@ export class Gateway implements GatewayRuntime {
 
   private async stopNow(): Promise<void> {
     await (this.batchesStopped ?? this.batches?.stop());
+    await this.discovery?.stop();
     this.loopDelay.stop();
     this.processMetrics.stop();
     if (this.capacityTimer) clearInterval(this.capacityTimer);
@@ -429,6 +474,10 @@ function identifierFor(config: GatewayConfigSet, batches: BatchService | null): 
 }
 
 /** Where the gateway reaches its own listener: a wildcard address is reached on loopback. */
+function hasDiscovery(config: GatewayConfigSet): boolean {
+  return [...config.pools.values()].some((p) => p.discovery !== null);
+}
+
 function loopbackHost(host: string): string {
   if (host === "0.0.0.0" || host === "") return "127.0.0.1";
   if (host === "::") return "[::1]";
@@ -437,16 +486,6 @@ function loopbackHost(host: string): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** A streamed reply under way: its headers are out and its end is not. */
-function startedStream(res: http.ServerResponse): boolean {
-  return (
-    res.headersSent &&
-    !res.writableEnded &&
-    !res.destroyed &&
-    String(res.getHeader("content-type") ?? "").startsWith("text/event-stream")
-  );
 }
 
 /** A path segment decoded; a malformed escape is kept as it came (and then names no model). */

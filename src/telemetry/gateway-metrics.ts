@@ -29,6 +29,9 @@ export class GatewayMetrics {
   readonly kvCacheUsedRatio: Gauge;
   readonly endpointHealthy: Gauge;
   readonly pendingPrefillTokens: Gauge;
+  readonly discoverySynced: Gauge;
+  readonly discoveryApiReachable: Gauge;
+  readonly discoveryEndpoints: Gauge;
   readonly decodingRequests: Gauge;
   readonly prefillMsPerKToken: Gauge;
   readonly inputTokens: Counter;
@@ -140,6 +143,21 @@ export class GatewayMetrics {
       "ai_gateway_endpoint_pending_prefill_tokens",
       "Prompt tokens the gateway sent an endpoint that have not had their first token yet.",
       ["pool", "endpoint"],
+    );
+    this.discoverySynced = r.gauge(
+      "ai_gateway_discovery_synced",
+      "1 once a discovered pool's pods have been listed from the Kubernetes API, 0 before.",
+      ["pool"],
+    );
+    this.discoveryApiReachable = r.gauge(
+      "ai_gateway_discovery_api_reachable",
+      "1 while the Kubernetes API answers a discovered pool's watch; 0: its last known pods are kept.",
+      ["pool"],
+    );
+    this.discoveryEndpoints = r.gauge(
+      "ai_gateway_discovery_endpoints",
+      "Endpoints discovery found for a pool, by state (ready, draining).",
+      ["pool", "state"],
     );
     this.decodingRequests = r.gauge(
       "ai_gateway_endpoint_decoding_requests",
