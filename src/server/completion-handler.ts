@@ -173,7 +173,7 @@ async function serve(
  * by another) and its adapter (registered on the engine, or with a `path` the gateway registers it
  * from). None: a clear error now.
  */
-function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): readonly EndpointState[] {
+export function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): readonly EndpointState[] {
   const { decision } = plan;
   const version = decision.target.modelVersion;
   const adapter = decision.target.adapter;
@@ -213,7 +213,7 @@ function armHeartbeat(
 }
 
 /** Flow control: waits in the gateway's queue until a candidate endpoint is below its saturation bounds. */
-async function queueForEndpoint(
+export async function queueForEndpoint(
   gw: GatewayRuntime,
   gen: Generation,
   plan: RequestPlan,
@@ -260,7 +260,7 @@ function upstreamTraceHeaders(trace: TraceContext): Record<string, string> {
 }
 
 /** Metrics and the log line, once per request. */
-function settle(gw: GatewayRuntime, rec: RequestRecord): void {
+export function settle(gw: GatewayRuntime, rec: RequestRecord): void {
   const m = gw.metrics;
   const pool = rec.pool ?? "none";
   const task = rec.task && rec.taskKnown ? rec.task : "unknown";
