@@ -92,8 +92,9 @@ export class GatewayEppPicker implements EppPicker {
         `the endpoint picker routes /v1/chat/completions and /v1/completions, not ${path}`,
       );
     }
-    // Envoy in front authenticates; a key or a trusted tenant header, if it passes one, names the tenant.
-    const who = gw.identifier.identify(headers, "127.0.0.1");
+    // As at the gateway's own door: an API key, or X-AI-Tenant with the trusted upstreams' shared
+    // secret (Envoy's address is not the client's, so address trust does not apply here).
+    const who = gw.identifier.identify(headers, undefined);
     rec.tenant = who.tenant;
     if (gen.staged) {
       throw new GatewayError(
