@@ -121,6 +121,8 @@ export interface GatewaySettings {
   readonly budgets: BudgetStoreSettings;
   /** The Files and Batch API (batch-settings.ts); off without a `path`. */
   readonly batches: BatchSettings;
+  /** The region this gateway serves, as a `tokengate director` names it in its config and decisions. */
+  readonly region: { readonly name: string };
   /** How pools with `discovery.kubernetes` reach the Kubernetes API. */
   readonly kubernetes: {
     /**
@@ -153,6 +155,7 @@ export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = deepFreeze({
   shutdown: { drainMs: 25_000 },
   budgets: DEFAULT_BUDGET_STORE,
   batches: DEFAULT_BATCHES,
+  region: { name: "default" },
   kubernetes: { kubeconfig: null },
   logging: { prompts: false, destination: "stdout" },
 });
@@ -244,6 +247,15 @@ export function parseGatewaySettings(
   sd?.done();
   const budgets = parseBudgetStore(spec, issues, options.env ?? process.env);
   const batches = parseBatchSettings(spec, issues, budgets.redis.url);
+  const rg = spec.map("region");
+  const region = {
+    name:
+      rg?.string("name", {
+        pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
+        patternHint: "lower-case letters, digits and '-', as a region's name",
+      }) ?? d.region.name,
+  };
+  rg?.done();
   const k = spec.map("kubernetes");
   const kubernetes = { kubeconfig: k?.string("kubeconfig") ?? d.kubernetes.kubeconfig };
   k?.done();
@@ -265,6 +277,7 @@ export function parseGatewaySettings(
     shutdown: { drainMs },
     budgets,
     batches,
+    region,
     kubernetes,
     logging,
   };

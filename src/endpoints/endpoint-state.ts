@@ -289,7 +289,7 @@ export class EndpointState {
   }
 
   /** The scraped waiting queue when the scrape is fresh; null otherwise. */
-  private freshWaiting(now: number): number | null {
+  freshWaiting(now: number): number | null {
     return this.metricsFresh(now) ? this.waiting : null;
   }
 

@@ -17,6 +17,7 @@ import { routeConfigAdmin } from "./admin-config-routes.js";
 import { routeRolloutAdmin } from "./admin-rollout-routes.js";
 import { explainRequest } from "./explain.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
+import { regionSummary } from "./region-summary.js";
 
 /** What the admin surface reads of the running gateway beyond the request path's view. */
 export interface AdminView extends GatewayRuntime {
@@ -40,6 +41,9 @@ function authorized(gw: AdminView, req: http.IncomingMessage): boolean {
 
 export { sendJson };
 
+/** Where a `tokengate director` reads this gateway's region summary (no token, like /metrics). */
+export const REGION_SUMMARY_PATH = "/admin/region/summary";
+
 /** Health, readiness, metrics and the admin API; returns false when the path is not one of them. */
 export function routeAdmin(
   gw: AdminView,
@@ -48,7 +52,8 @@ export function routeAdmin(
   fallback404: boolean,
 ): boolean {
   const [path = "/", search = ""] = (req.url ?? "/").split("?", 2);
-  if (path.startsWith("/admin/") || path === "/admin") {
+  // The region summary is a director's to poll, like /metrics: no token.
+  if ((path.startsWith("/admin/") || path === "/admin") && path !== REGION_SUMMARY_PATH) {
     if (!authorized(gw, req)) {
       req.resume();
       res.setHeader("www-authenticate", 'Bearer realm="tokengate-admin"');
@@ -94,6 +99,15 @@ export function routeAdmin(
         budget_store: { store: gw.budgets.kind, up: gw.budgets.up },
         ...(Object.keys(discovery).length > 0 ? { discovery } : {}),
       });
+      return true;
+    }
+    if (path === REGION_SUMMARY_PATH) {
+      const g = gw.config.gateway;
+      sendJson(
+        res,
+        200,
+        regionSummary(gw, gw.regionWindow, { region: g.region.name, draining: gw.isDraining }),
+      );
       return true;
     }
     if (path === "/metrics") {

@@ -292,5 +292,8 @@ export function settle(gw: GatewayRuntime, rec: RequestRecord): void {
       ttftMs,
     });
   }
+  const streamedTtft =
+    rec.stream === true && Number.isFinite(rec.firstTokenAt) ? rec.firstTokenAt - rec.t0 : Number.NaN;
+  gw.regionWindow.record(Date.now(), streamedTtft, rec.httpStatus >= 500);
   gw.log.write(rec.toLogLine(now));
 }

@@ -52,6 +52,8 @@ export interface Generation {
   readonly staged: boolean;
 }
 
+import type { RegionWindow } from "./region-window.js";
+
 export interface GatewayRuntime {
   /** The generation in force; a request reads it once, when it arrives, and keeps it. */
   readonly generation: Generation;
@@ -71,6 +73,8 @@ export interface GatewayRuntime {
   readonly rollout: RolloutStats;
   /** The drain's deadline passed and the connections still open are being cut (logged as `shutdown`). */
   readonly cutting: boolean;
+  /** The recent answers the region summary reports on (region-summary.ts). */
+  readonly regionWindow: RegionWindow;
   dispatcher(endpoint: EndpointState): Dispatcher;
   /** The connection pool of one origin (the legacy service's). */
   dispatcherFor(origin: string): Dispatcher;

@@ -25,7 +25,7 @@ import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
 import { ProcessMetrics } from "../telemetry/process-metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
-import { routeAdmin, sendJson } from "./admin-routes.js";
+import { REGION_SUMMARY_PATH, routeAdmin, sendJson } from "./admin-routes.js";
 import { type BatchApi, isBatchPath, routeBatch } from "./batch-routes.js";
 import { BatchService } from "./batch-service.js";
 import { handleCompletion } from "./completion-handler.js";
@@ -39,6 +39,7 @@ import { close, listen } from "./http-listen.js";
 import { Identifier } from "./identify.js";
 import { modelById, modelList } from "./model-list.js";
 import { wirePassiveHealth } from "./passive-health.js";
+import { RegionWindow } from "./region-window.js";
 import { cutInProgress } from "./shutdown-cut.js";
 import { UpstreamPools } from "./upstream-pools.js";
 
@@ -67,6 +68,7 @@ export class Gateway implements GatewayRuntime {
   /** Who a caller is (API keys, trusted upstreams): rebuilt by a reload, so new keys apply at once. */
   identifier: Identifier;
   readonly correction = new TokenCorrection();
+  readonly regionWindow = new RegionWindow();
   readonly adapterLoader = new AdapterLoader((ep, adapter) =>
     this.log.event("endpoint.adapter-registered", { pool: ep.pool, endpoint: ep.name, adapter }),
   );
@@ -435,7 +437,7 @@ export class Gateway implements GatewayRuntime {
       }
     }
     if (!this.adminServer && routeAdmin(this, req, res, false)) return;
-    if (req.method === "GET" && (path === "/health" || path === "/ready")) {
+    if (req.method === "GET" && (path === "/health" || path === "/ready" || path === REGION_SUMMARY_PATH)) {
       routeAdmin(this, req, res, true);
       return;
     }
