@@ -52,14 +52,7 @@ export async function handleCompletion(
     await serve(gw, kind, req, res, rec, trace, clientGone, live);
   } catch (err) {
     if (clientGone.aborted) return; // the caller left: logged as cancelled below
-    const e =
-      err instanceof GatewayError
-        ? err
-        : new GatewayError("internal_error", `internal error: ${(err as Error).message}`);
-    rec.errorCode = e.code;
-    rec.httpStatus = e.status;
-    rec.status = e.status >= 500 ? "error" : "rejected";
-    gw.metrics.rejections.labels(e.code, rec.tenant ?? "unknown").inc();
+    const e = recordRefusal(gw, rec, err);
     live.heartbeat?.stop();
     if (!res.headersSent && !res.destroyed) {
       // The rest of the body is not read: the connection cannot carry another request.
@@ -173,6 +166,22 @@ async function serve(
  * by another) and its adapter (registered on the engine, or with a `path` the gateway registers it
  * from). None: a clear error now.
  */
+/**
+ * A request's path ended in an error before an answer: the gateway error to send (an unexpected throw is
+ * an `internal_error`), recorded on the request and counted. Shared by both front doors (epp-picker.ts).
+ */
+export function recordRefusal(gw: GatewayRuntime, rec: RequestRecord, err: unknown): GatewayError {
+  const e =
+    err instanceof GatewayError
+      ? err
+      : new GatewayError("internal_error", `internal error: ${(err as Error).message}`);
+  rec.errorCode = e.code;
+  rec.httpStatus = e.status;
+  rec.status = e.status >= 500 ? "error" : "rejected";
+  gw.metrics.rejections.labels(e.code, rec.tenant ?? "unknown").inc();
+  return e;
+}
+
 export function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): readonly EndpointState[] {
   const { decision } = plan;
   const version = decision.target.modelVersion;

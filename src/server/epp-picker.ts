@@ -18,7 +18,7 @@ import { planRequest, type RequestPlan } from "../plan/request-plan.js";
 import type { ApiKind } from "../profile/request-profile.js";
 import { admitToBudget, budgeted, settleBudget } from "./budget-stage.js";
 import { ClientGone } from "./client-gone.js";
-import { queueForEndpoint, servingEndpoints, settle } from "./completion-handler.js";
+import { queueForEndpoint, recordRefusal, servingEndpoints, settle } from "./completion-handler.js";
 import { noEndpointError } from "./forward.js";
 import type { GatewayRuntime, Placement } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
@@ -53,15 +53,11 @@ export class GatewayEppPicker implements EppPicker {
       return this.route(placement, rec, req.subset);
     } catch (err) {
       if (placement) placement.lease.release();
-      const e =
-        err instanceof GatewayError
-          ? err
-          : new GatewayError("internal_error", `internal error: ${(err as Error).message}`);
-      rec.errorCode = e.code;
-      rec.httpStatus = e.status;
-      rec.status = signal.aborted ? "client_cancelled" : e.status >= 500 ? "error" : "rejected";
-      if (signal.aborted) rec.clientCancelled = true;
-      this.gw.metrics.rejections.labels(e.code, rec.tenant ?? "unknown").inc();
+      const e = recordRefusal(this.gw, rec, err);
+      if (signal.aborted) {
+        rec.status = "client_cancelled";
+        rec.clientCancelled = true;
+      }
       this.finish(rec);
       return {
         kind: "refuse",
