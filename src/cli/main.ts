@@ -11,6 +11,7 @@ Commands:
   start                  run the example platform (simulated engines) on this machine
   gateway --config <p>   run the gateway (OpenAI API on :8080 by default)
   epp --config <p>       run the endpoint picker Envoy calls (ext_proc gRPC on :9002), the gateway beside it
+  director --config <f>  run the region director in front of several regions' gateways (:8090)
   sim                    run simulated vLLM/SGLang engine replicas
   bench <scenario>       replay a workload against tokengate and baseline routers, and report
   config validate <path> check a config file or folder
@@ -28,6 +29,7 @@ const commands: Record<string, () => Promise<Command>> = {
   sim: async () => runSimCommand,
   gateway: async () => (await import("./gateway.js")).runGatewayCommand,
   epp: async () => (await import("./epp.js")).runEppCommand,
+  director: async () => (await import("./director.js")).runDirectorCommand,
   bench: async () => (await import("./bench.js")).runBenchCommand,
   config: async () => (await import("./config.js")).runConfigCommand,
   route: async () => (await import("./route.js")).runRouteCommand,

@@ -13,8 +13,8 @@ export const VALIDATED_KINDS = [
   "EndpointPicker",
   "InferenceBudget",
 ] as const;
-/** Kinds recognised and skipped (the simulator's fleet). */
-export const SKIPPED_KINDS = ["SimFleet"] as const;
+/** Kinds recognised and skipped: the simulator's fleet, and the region director's document (read by `tokengate director`). */
+export const SKIPPED_KINDS = ["SimFleet", "RegionDirector"] as const;
 export const KNOWN_KINDS = [...VALIDATED_KINDS, ...SKIPPED_KINDS] as const;
 export type ConfigKind = (typeof KNOWN_KINDS)[number];
 

@@ -112,7 +112,7 @@ describe("loadConfig on a broken config", () => {
       "src/config/testdata/broken/pools.yaml:12:7 spec.endpoints[2]: endpoint URLs must not contain credentials",
       'src/config/testdata/broken/pools.yaml:19:11 spec.engine: must be one of "vllm", "sglang", got "tgi"',
       'src/config/testdata/broken/pools.yaml:23:17 spec.metrics.intervalMs: must be an integer, got a string ("250")',
-      'src/config/testdata/broken/pools.yaml:26:7 kind: unknown kind "InferenceRouter"; expected one of InferencePool, InferenceRoute, GatewayConfig, EndpointPicker, InferenceBudget, SimFleet (did you mean "InferenceRoute"?)',
+      'src/config/testdata/broken/pools.yaml:26:7 kind: unknown kind "InferenceRouter"; expected one of InferencePool, InferenceRoute, GatewayConfig, EndpointPicker, InferenceBudget, SimFleet, RegionDirector (did you mean "InferenceRoute"?)',
       `src/config/testdata/broken/route.yaml:11:20 spec.modelAliases.summary-default.defaultPool: pool "summary-onlin" is not one of this alias's pools (summary-online, summary-long, summary-batch) (did you mean "summary-online"?)`,
       'src/config/testdata/broken/route.yaml:16:11 spec.modelAliases.summary-default.pools[1]: missing required field "maxInputTokens"',
       'src/config/testdata/broken/route.yaml:18:11 spec.modelAliases.summary-default.pools[1].maxInputToken: unknown field "maxInputToken" (did you mean "maxInputTokens"?)',

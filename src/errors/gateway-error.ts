@@ -28,6 +28,9 @@ export type GatewayErrorCode =
   | "not_found"
   | "method_not_allowed"
   | "admin_unauthorized"
+  | "residency_unavailable"
+  | "model_unavailable"
+  | "no_region"
   | "config_invalid"
   | "config_conflict"
   | "version_exists"
@@ -73,6 +76,9 @@ const CATALOGUE: Record<GatewayErrorCode, { status: number; type: string }> = {
   not_found: { status: 404, type: "invalid_request_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },
   admin_unauthorized: { status: 401, type: "authentication_error" },
+  residency_unavailable: { status: 503, type: "service_unavailable_error" },
+  model_unavailable: { status: 503, type: "service_unavailable_error" },
+  no_region: { status: 503, type: "service_unavailable_error" },
   config_invalid: { status: 422, type: "invalid_request_error" },
   config_conflict: { status: 409, type: "invalid_request_error" },
   version_exists: { status: 409, type: "invalid_request_error" },
