@@ -42,7 +42,8 @@ On one listener (0.0.0.0:8090 unless listen says):
   POST /director/summary   a region pushes its summary
   GET  /health, /ready, /metrics
 The tenant is X-AI-Tenant (the entry in front is trusted), else anonymous; the caller's region
-X-AI-Caller-Region; the session the affinity header, else the tenant; the model the body's "model".
+X-AI-Caller-Region; the session the affinity header (affinity by tenant when affinity.header is
+false); the model the body's "model".
 Decision logs: one JSON line per request on stdout (or --log).
 SIGTERM or SIGINT stops: no new connections, requests in progress finish for up to 25 s; a second
 signal cuts them at once.
