@@ -76,4 +76,25 @@ describe("RegionBreaker", () => {
     assert.equal(b.state(9_999), "open");
     assert.equal(b.state(10_000), "half-open");
   });
+
+  it("does not let a window that still holds the outage's errors reopen it, half-open or closed again", () => {
+    const b = new RegionBreaker(SETTINGS);
+    const win = (errorRate: number, at: number) => ({
+      requests: 100,
+      errorRate,
+      windowS: 60,
+      computedAt: at,
+    });
+    b.onSummary(win(0.5, 0), 0);
+    assert.equal(b.state(0), "open");
+    // Half-open at 10 s; the gateway's last minute still counts the outage: no verdict either way on errors.
+    b.onSummary(win(0.4, 11_000), 11_000);
+    assert.equal(b.state(11_000), "half-open", "an old window does not reopen it");
+    for (let i = 0; i < 3; i++) b.onOutcome(true, 12_000 + i);
+    assert.equal(b.state(12_002), "closed", "probes close it");
+    b.onSummary(win(0.3, 40_000), 40_000);
+    assert.equal(b.state(40_000), "closed", "the window (−20 s .. 40 s) reaches back into the outage");
+    b.onSummary(win(0.3, 71_000), 71_000);
+    assert.equal(b.state(71_000), "open", "a window wholly after the outage counts again");
+  });
 });

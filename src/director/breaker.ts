@@ -13,10 +13,14 @@ export type BreakerPhase = "closed" | "open" | "half-open";
  */
 export const MIN_WINDOW_REQUESTS = 20;
 
-/** What a summary says about the region's errors. */
+/** What a summary says about the region's errors, and over which stretch of time. */
 export interface ErrorWindow {
   readonly requests: number;
   readonly errorRate: number;
+  /** The window's length, seconds (the gateway's last minute unless it says otherwise). */
+  readonly windowS?: number;
+  /** When the summary was computed, epoch ms (the window ends there); default: when it arrived. */
+  readonly computedAt?: number;
 }
 
 /**
@@ -36,6 +40,13 @@ export class RegionBreaker {
   private probesSent = 0;
   /** When it last closed; a breaker that never opened has been closed forever. */
   private closedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * When it last left `open` (turned half-open). A summary's window that starts before then still holds
+   * the outage's errors: its error rate says nothing of the region since, and neither reopens a
+   * half-open breaker nor opens a closed one (after a recovery the last minute's old 5xx outweighed the
+   * first new requests and took a recovered region out for another openMs).
+   */
+  private openEndedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly settings: BreakerSettings) {}
 
@@ -72,7 +83,9 @@ export class RegionBreaker {
   onSummary(window: ErrorWindow, now: number): void {
     this.settle(now);
     const s = this.settings;
-    const bad = window.requests >= MIN_WINDOW_REQUESTS && window.errorRate >= s.errorRateToOpen;
+    const startsAt = (window.computedAt ?? now) - (window.windowS ?? 0) * 1000;
+    const current = window.windowS === undefined || startsAt >= this.openEndedAt;
+    const bad = current && window.requests >= MIN_WINDOW_REQUESTS && window.errorRate >= s.errorRateToOpen;
     const why = `error_rate ${round(window.errorRate)} ≥ ${s.errorRateToOpen}`;
     if (this.phase === "closed") {
       if (bad) this.open(why, now);
@@ -112,6 +125,7 @@ export class RegionBreaker {
   private settle(now: number): void {
     if (this.phase === "open" && this.state(now) === "half-open") {
       this.phase = "half-open";
+      this.openEndedAt = this.openedAt + this.settings.openMs;
       this.successes = 0;
       this.probesSent = 0;
     }

@@ -48,16 +48,21 @@ describe("RegionDirectorCore: filters and score", () => {
   it("filters each region for the first reason it fails, in order", () => {
     const core = new RegionDirectorCore(testConfig());
     core.observeSummary(summary(EU_WEST, T0, { draining: true, ready: false }), T0);
-    core.observeSummary(summary(EU_CENTRAL, T0, { headroom: 0 }), T0);
+    core.observeSummary(summary(EU_CENTRAL, T0, { ready: false }), T0);
     core.observeSummary(summary(US_EAST, T0, { ready: false }), T0);
     const d = core.decide(query(), T0);
     assert.equal(d.kind, "refuse");
     assert.deepEqual(filtered(d), {
       [EU_WEST]: "draining",
-      [EU_CENTRAL]: "no_headroom",
+      [EU_CENTRAL]: "model_unavailable",
       [US_EAST]: "model_unavailable",
     });
     assert.equal(d.kind === "refuse" && d.code, "no_region");
+    // No headroom is a shortage, not a failure: the region stays a candidate (spillover moves the excess).
+    core.observeSummary(summary(EU_CENTRAL, T0, { headroom: 0 }), T0);
+    const full = core.decide(query(), T0);
+    assert.equal(region(full), EU_CENTRAL);
+    assert.equal(filtered(full)[EU_CENTRAL], null);
     const gdpr = core.explain(query({ tenant: "gdpr" }), T0);
     assert.equal(filtered(gdpr)[US_EAST], "residency");
   });

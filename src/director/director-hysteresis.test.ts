@@ -73,7 +73,6 @@ describe("RegionDirectorCore: hysteresis", () => {
   for (const [what, bad] of [
     ["error rate (its breaker opens and half-opens)", { errorRate: 0.6 }],
     ["draining flag", { draining: true }],
-    ["headroom (none left)", { headroom: 0 }],
   ] as const) {
     it(`does not flap with a region whose ${what} oscillates every few seconds`, () => {
       const core = new RegionDirectorCore(testConfig());
@@ -105,6 +104,33 @@ describe("RegionDirectorCore: hysteresis", () => {
       if ("errorRate" in bad) assert.ok(probes > 0, "the half-open region was probed");
     });
   }
+
+  it("does not flap when the home's headroom oscillates to none: the excess spills, at most one scored move", () => {
+    const core = new RegionDirectorCore(testConfig());
+    let homeSwitches = 0;
+    let home: string | null = null as string | null;
+    let spilled = 0;
+    let total = 0;
+    simulate(
+      core,
+      0,
+      600_000,
+      (t) => (Math.floor(t / 3_000) % 2 === 1 ? { headroom: 0 } : {}),
+      (d) => {
+        total++;
+        if (d.reason === "spillover") {
+          spilled++;
+          return;
+        }
+        if (home !== null && d.region !== home) homeSwitches++;
+        home = d.region;
+      },
+    );
+    // A shortage is not a failure: no failover on each empty summary, only the scored move the dwell
+    // allows (eu-central scores better while eu-west has no room), once, in ten minutes.
+    assert.ok(homeSwitches <= 1, `${homeSwitches} home switches`);
+    assert.ok(spilled > 0 && spilled < total / 2, `${spilled} of ${total} spilled`);
+  });
 
   it("fails over at once, probes the half-open region, closes it, and returns only after the dwell", () => {
     const core = new RegionDirectorCore(testConfig());

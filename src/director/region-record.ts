@@ -62,7 +62,8 @@ export class RegionRecord {
       this.rttMin = Math.min(this.rttMin, rttMs);
     }
     // A summary stale on arrival (cached long ago) says nothing about the region now.
-    if (!this.stale(now)) this.breaker.onSummary(summary.window, now);
+    if (!this.stale(now))
+      this.breaker.onSummary({ ...summary.window, computedAt: Math.min(summary.computedAt, now) }, now);
     return true;
   }
 

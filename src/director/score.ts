@@ -60,8 +60,9 @@ export function screen(
   if (s === null) reasons.push("stale_summary");
   else if (s.draining) reasons.push("draining");
   if (view.breaker !== "closed") reasons.push("breaker_open");
+  // No headroom is a shortage, not a failure: it is scored, and spillover moves the excess, but it does
+  // not take the region out (one summary at 0 during a degrade moved a whole stream out and back).
   if (s !== null && !servesModel(s, q)) reasons.push("model_unavailable");
-  else if (s !== null && headroom <= 0) reasons.push("no_headroom");
   const filtered = reasons[0] ?? null;
   const probeable = view.breaker === "half-open" && reasons.length === 1 && filtered === "breaker_open";
   return { view, filtered, probeable, headroom };
