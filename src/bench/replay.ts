@@ -13,8 +13,20 @@ export interface ReplayRecord {
   result: StreamResult;
 }
 
+/**
+ * How a front spreads requests over several gateway replicas: in turn (a plain L4/L7 balancer), by a
+ * hash of the prompt's first characters (a prefix-aware front: one system prompt, one replica), or by a
+ * hash of the session (else the tenant) — a sticky front on a session header.
+ */
+export type Front = "round-robin" | "prefix" | "session";
+
+/** Characters of the serialized messages a prefix front hashes. */
+const PREFIX_CHARS = 1024;
+
 export interface ReplayOptions {
   url: string;
+  /** Several gateway replicas instead of `url`, and how the front chooses one per request. */
+  replicas?: { readonly urls: readonly string[]; readonly front: Front };
   agent: Agent;
   /** The `model` of requests whose trace entry names none. */
   model: string;
@@ -27,15 +39,15 @@ export async function replay(trace: readonly TraceRequest[], opts: ReplayOptions
   const records: ReplayRecord[] = [];
   const t0 = performance.now();
   const total = trace.length;
+  let sent = 0;
   const send = async (req: TraceRequest, history: ChatMessage[] | null): Promise<ReplayRecord> => {
     const messages = buildMessages(req, history ?? []);
     const body = { model: req.model ?? opts.model, messages, max_tokens: req.max_tokens, ignore_eos: true };
     const headers = { ...extraHeaders(req), "x-ai-trace-id": req.id, ...opts.headers };
     const sentAtMs = performance.now() - t0;
     const o = { agent: opts.agent, headers, captureText: history !== null };
-    const result = req.stream
-      ? await streamCompletion(opts.url, body, o)
-      : await sendCompletion(opts.url, body, o);
+    const url = opts.replicas ? chooseReplica(opts.replicas, req, messages, sent++) : opts.url;
+    const result = req.stream ? await streamCompletion(url, body, o) : await sendCompletion(url, body, o);
     // A session's next turn carries this exchange: the user message just sent and the reply.
     if (history !== null && !result.error) recordTurn(history, messages, result.text ?? "");
     const rec = { req, sentAtMs, result };
@@ -80,4 +92,28 @@ export async function replay(trace: readonly TraceRequest[], opts: ReplayOptions
   }
   await Promise.all(runs);
   return records;
+}
+
+/** The replica a front sends the `n`th request to. */
+export function chooseReplica(
+  r: { readonly urls: readonly string[]; readonly front: Front },
+  req: TraceRequest,
+  messages: readonly ChatMessage[],
+  n: number,
+): string {
+  const k = r.urls.length;
+  if (r.front === "round-robin") return r.urls[n % k]!;
+  const key =
+    r.front === "prefix" ? JSON.stringify(messages).slice(0, PREFIX_CHARS) : (req.session ?? req.tenant);
+  return r.urls[fnv1a(key) % k]!;
+}
+
+/** 32-bit FNV-1a of a string's UTF-16 units: a stable, cheap hash for a front's choice. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
 }

@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
-// `-- --only micro,picker,sim,overhead,overhead-pinned,rollback-drill,batch-day,budgets,large-prompts,soak,<scenario>` picks
+// `-- --only micro,picker,sim,overhead,overhead-pinned,rollback-drill,batch-day,multi-region,budgets,large-prompts,soak,<scenario>` picks
 // some; the soak (30 min, `--minutes N` to change, 1 with --quick) runs only when named.
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -65,6 +65,10 @@ if (wanted("batch-day")) {
   // Loaded only when run: it drives the openai client (a development dependency).
   const { runBatchDay } = await import("./batch-day.js");
   await runBatchDay({ outDir: join(outDir, "batch-day"), quick });
+}
+if (wanted("multi-region")) {
+  const { runMultiRegion } = await import("./multi-region.js");
+  await runMultiRegion({ outDir: join(outDir, "multi-region"), quick, seed: 1 });
 }
 if (wanted("budgets")) await runBudgetBench({ outDir, quick });
 if (wanted("large-prompts"))

@@ -16,7 +16,7 @@ import { summarizeFlow } from "./flow-summary.js";
 import { loraLoadsDuring, readLoraLoads } from "./lora-loads.js";
 import { startBaseline } from "./nginx.js";
 import { Progress } from "./progress.js";
-import { type ReplayRecord, replay } from "./replay.js";
+import { type Front, type ReplayRecord, replay } from "./replay.js";
 import { type BenchResults, type RouterResult, skippedRouter } from "./results.js";
 import { favorRouter, type PriorityMode } from "./router-priority.js";
 import type { RouterName, Scenario, Topology } from "./scenarios/scenario.js";
@@ -36,7 +36,20 @@ export interface RunOptions {
   progress?: boolean;
   /** Copy tokengate's request log here as `gateway-<router key>.log` (to study its decisions). */
   keepLogDir?: string;
+  /**
+   * Also run tokengate as this many replicas behind each front (round-robin, by prefix, by session),
+   * each replica with its own in-flight view and prefix index: keys `tokengate×N <front>`.
+   */
+  gatewayReplicas?: number;
 }
+
+/** How many tokengate processes serve a run, and how the client spreads requests over them. */
+interface Replicas {
+  readonly count: number;
+  readonly front: Front;
+}
+
+const FRONTS: readonly Front[] = ["round-robin", "prefix", "session"];
 
 /** A running fleet of simulated engines and the endpoint URL of each replica. */
 interface RunningFleet {
@@ -69,6 +82,16 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
         const key = scenario.topologies.length > 1 ? `${router}@${topo.name}` : router;
         await resetEngines(fleet.targets);
         results.routers[key] = await runRouter(router, topo, fleet, trace, scenario, opts, key);
+        const n = opts.gatewayReplicas ?? 1;
+        if (router !== "tokengate" || n < 2) continue;
+        for (const front of FRONTS) {
+          const rkey = `tokengate×${n} ${front}${scenario.topologies.length > 1 ? `@${topo.name}` : ""}`;
+          await resetEngines(fleet.targets);
+          results.routers[rkey] = await runRouter(router, topo, fleet, trace, scenario, opts, rkey, {
+            count: n,
+            front,
+          });
+        }
       }
     } finally {
       await fleet.stop();
@@ -85,10 +108,12 @@ async function runRouter(
   scenario: Scenario,
   opts: RunOptions,
   key: string,
+  replicas: Replicas = { count: 1, front: "round-robin" },
 ): Promise<RouterResult> {
   const work = mkdtempSync(join(tmpdir(), `tokengate-bench-${router}-`));
   let stopRouter: () => Promise<void> = async () => {};
   let url: string;
+  let urls: string[] = [];
   let logFile: string | null = null;
   let configFiles: Record<string, string> | null = null;
   let priority: PriorityMode = "none";
@@ -98,13 +123,28 @@ async function runRouter(
       configFiles = topo.gatewayConfig(fleet.byGroup);
       writeConfig(configDir, configFiles);
       logFile = join(work, "gateway.log");
-      const gw = await startTokengate(
-        ["gateway", "--config", configDir, "--port", "0", "--log", logFile],
-        /listening on http:\/\/[\d.]+:\d+/,
-      );
-      url = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
-      stopRouter = gw.stop;
-      priority = favorRouter(gw.pid, [fleet.child.pid]);
+      const gws: Child[] = [];
+      for (let i = 0; i < replicas.count; i++) {
+        const log = replicas.count === 1 ? logFile : join(work, `gateway-${i}.log`);
+        gws.push(
+          await startTokengate(
+            ["gateway", "--config", configDir, "--port", "0", "--log", log, "--history", ":memory:"],
+            /listening on http:\/\/[\d.]+:\d+/,
+          ),
+        );
+      }
+      urls = gws.map((gw) => /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!);
+      url = urls[0]!;
+      const merged = logFile;
+      stopRouter = async () => {
+        await Promise.all(gws.map((gw) => gw.stop()));
+        // One log for the summary: the replicas' lines together.
+        if (replicas.count > 1) {
+          const parts = gws.map((_, i) => readFileSync(join(work, `gateway-${i}.log`), "utf8"));
+          writeFileSync(merged, parts.join(""));
+        }
+      };
+      for (const gw of gws) priority = favorRouter(gw.pid, [fleet.child.pid]);
     } else {
       const upstreams = fleet.targets.map((t) => t.url);
       const nginx = await startBaseline(router, upstreams);
@@ -129,6 +169,7 @@ async function runRouter(
     try {
       records = await replay(trace, {
         url,
+        ...(replicas.count > 1 ? { replicas: { urls, front: replicas.front } } : {}),
         agent,
         model: modelFor(router, topo, configFiles),
         onDone: (rec, done) => progress.update(done, rec.result.error !== null),

@@ -19,6 +19,8 @@ const ROUTERS: RouterName[] = ["tokengate", "least-request", "round-robin", "ran
 const DRILL = "rollback-drill";
 /** Issue 16's batch day (bench/batch-day.ts): the backlog as Batch API jobs across a gateway restart. */
 const BATCH_DAY = "batch-day";
+/** Issue 18's three regions behind `tokengate director` (bench/multi-region.ts), one degrading then failing. */
+const MULTI_REGION = "multi-region";
 
 export const BENCH_USAGE = `Usage: tokengate bench <scenario | trace.jsonl> [options]
        tokengate bench --list
@@ -29,6 +31,9 @@ legacy_passthrough on and off, model-alias rollback), tokengate alone; exit 1 if
       ${BATCH_DAY} — seed 004's incident with the backlog as Batch API jobs (openai client) and the gateway
 SIGKILLed mid-jobs, against the same backlog as synchronous calls; exit 1 if a line is lost or twice in
 the output, or a job does not complete
+      ${MULTI_REGION} — three regions (a gateway and simulated engines each) behind tokengate director, one
+degrading, failing and recovering mid-run, against a director that follows the lowest latency alone;
+exit 1 if a tenant's residency is violated
 
 Options:
   --routers <a,b,...>  routers to run (default: the scenario's): ${ROUTERS.join(", ")}
@@ -39,6 +44,9 @@ Options:
   --keep-log           also keep tokengate's request log there (gateway-<router>.log), one line per request
   --fleet <file>       for a trace: the simulated engines (SimFleet YAML; default 4 × h100-llama8b)
   --no-progress        no progress bar
+  --gateway-replicas <n>  also run tokengate as n replicas (2..16) behind a round-robin front, a front
+                       choosing by prompt prefix and one choosing by session, each replica with its own
+                       in-flight view and prefix index (keys "tokengate×n <front>")
   --virtual            a scenario in virtual time instead (the simulator's scheduler and step law, no
                        HTTP, seconds to run) under the baselines and an ideal prefill-aware router:
                        what any router could reach; prints a table and writes virtual.md to --out
@@ -59,6 +67,7 @@ function readBenchArgs(argv: string[]) {
       list: { type: "boolean" },
       "no-progress": { type: "boolean" },
       virtual: { type: "boolean" },
+      "gateway-replicas": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -70,9 +79,10 @@ function readBenchArgs(argv: string[]) {
     throw new UsageError(`unexpected argument "${extra[0]}" (a run takes one scenario or trace)`);
   const isTrace = target.endsWith(".jsonl");
   if (isTrace && !existsSync(target)) throw new UsageError(`no trace file "${target}"`);
-  if (!isTrace && !Object.hasOwn(SCENARIOS, target) && target !== DRILL && target !== BATCH_DAY)
+  const special = [DRILL, BATCH_DAY, MULTI_REGION];
+  if (!isTrace && !Object.hasOwn(SCENARIOS, target) && !special.includes(target))
     throw new UsageError(
-      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}, ${DRILL}, ${BATCH_DAY}; or a trace.jsonl)`,
+      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}, ${special.join(", ")}; or a trace.jsonl)`,
     );
   if (values.virtual && isTrace) throw new UsageError("--virtual: only for a scenario");
   if (values.fleet !== undefined && !isTrace)
@@ -97,6 +107,7 @@ function readBenchArgs(argv: string[]) {
     fleet: textFlag(values.fleet, "fleet", "a SimFleet file"),
     progress: !values["no-progress"],
     virtual: values.virtual === true,
+    gatewayReplicas: intFlag(values["gateway-replicas"], "gateway-replicas", 2, 16),
   };
 }
 
@@ -115,7 +126,8 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     for (const s of Object.values(SCENARIOS)) process.stdout.write(`${s.name.padEnd(18)} ${s.description}\n`);
     process.stdout.write(
       `${DRILL.padEnd(18)} seed 004's three rollbacks under streaming load: time to effect, failures\n` +
-        `${BATCH_DAY.padEnd(18)} seed 004's backlog as Batch API jobs across a gateway SIGKILL: live TTFT, lines lost\n`,
+        `${BATCH_DAY.padEnd(18)} seed 004's backlog as Batch API jobs across a gateway SIGKILL: live TTFT, lines lost\n` +
+        `${MULTI_REGION.padEnd(18)} three regions behind tokengate director, one failing: failover, flapping, residency\n`,
     );
     return 0;
   }
@@ -137,6 +149,15 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     });
     const t = f.targets;
     return t.noLostLines && t.noDuplicatedLines && t.jobsCompleted ? 0 : 1;
+  }
+  if (target === MULTI_REGION) {
+    const { runMultiRegion } = await import("../bench/multi-region.js");
+    const f = await runMultiRegion({
+      outDir: args.out ?? `bench-results/${MULTI_REGION}`,
+      quick: args.quick,
+      seed,
+    });
+    return f.failed ? 1 : 0;
   }
   let scenario: Scenario;
   let trace: ReturnType<typeof parseTraceLines> | undefined;
@@ -165,6 +186,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     trace,
     progress: args.progress,
     keepLogDir: args.keepLog ? outDir : undefined,
+    gatewayReplicas: args.gatewayReplicas,
   });
   const files = await writeReport(results, outDir);
   process.stderr.write(`\nwrote ${files.join(", ")}\n`);
