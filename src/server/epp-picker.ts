@@ -19,7 +19,7 @@ import type { ApiKind } from "../profile/request-profile.js";
 import { admitToBudget, budgeted, settleBudget } from "./budget-stage.js";
 import { ClientGone } from "./client-gone.js";
 import { queueForEndpoint, recordRefusal, servingEndpoints, settle } from "./completion-handler.js";
-import { noEndpointError } from "./forward.js";
+import { noEndpointError, recordPick } from "./forward.js";
 import type { GatewayRuntime, Placement } from "./gateway-runtime.js";
 import { traceIdFrom } from "./identify.js";
 import { pickerFor } from "./pick-request.js";
@@ -39,6 +39,13 @@ export function addressOf(ep: EndpointState): string {
   return new URL(ep.url).host;
 }
 
+/** A request placed by the gateway's stages: its leased endpoint, its plan and the pool's candidates. */
+interface Placed {
+  readonly placement: Placement;
+  readonly plan: RequestPlan;
+  readonly candidates: readonly EndpointState[];
+}
+
 export class GatewayEppPicker implements EppPicker {
   constructor(private readonly gw: GatewayRuntime) {}
 
@@ -47,12 +54,12 @@ export class GatewayEppPicker implements EppPicker {
     const trace = traceContextFrom(headers);
     const rec = new RequestRecord(traceIdFrom(headers, trace.traceId));
     rec.w3cTraceId = trace.traceId;
-    let placement: Placement | null = null;
+    let placed: Placed | null = null;
     try {
-      placement = await this.place(req, headers, rec, signal);
-      return this.route(placement, rec, req.subset);
+      placed = await this.place(req, headers, rec, signal);
+      return this.route(placed, rec);
     } catch (err) {
-      if (placement) placement.lease.release();
+      if (placed) placed.placement.lease.release();
       const e = recordRefusal(this.gw, rec, err);
       if (signal.aborted) {
         rec.status = "client_cancelled";
@@ -75,7 +82,7 @@ export class GatewayEppPicker implements EppPicker {
     headers: IncomingHttpHeaders,
     rec: RequestRecord,
     signal: AbortSignal,
-  ): Promise<Placement> {
+  ): Promise<Placed> {
     const gw = this.gw;
     const gen = gw.generation;
     const config = gen.config;
@@ -123,26 +130,15 @@ export class GatewayEppPicker implements EppPicker {
     });
     const placement = await queueForEndpoint(gw, gen, plan, rec, candidates, pickAmong, clientGone);
     pool.picker.index.record(placement.endpoint.name, plan.pickRequest.blockHashes);
-    this.pending.set(rec, { plan, candidates, subset });
-    return placement;
+    return { placement, plan, candidates };
   }
 
-  private readonly pending = new WeakMap<
-    RequestRecord,
-    { plan: RequestPlan; candidates: readonly EndpointState[]; subset: ReadonlySet<string> | null }
-  >();
-
   /** The route Envoy gets, and the accounting of the request until the response ends. */
-  private route(placement: Placement, rec: RequestRecord, _subset: readonly string[] | null): EppDecision {
+  private route({ placement, plan, candidates }: Placed, rec: RequestRecord): EppDecision {
     const gw = this.gw;
-    const ctx = this.pending.get(rec)!;
-    const { plan } = ctx;
     const ep = placement.endpoint;
     const { pick } = placement;
-    rec.pickMode = pick.mode;
-    rec.pickReason = pick.reason;
-    rec.pickScores = pick.topScores.map((t) => `${t.endpoint}=${t.total.toFixed(3)}`).join(" ");
-    rec.predictedTtftMs = pick.predictedTtftMs;
+    recordPick(rec, placement);
     rec.attempts = 1;
     rec.endpoint = ep.name;
     rec.modelVersion = ep.modelVersion ?? plan.decision.modelVersion;
@@ -152,7 +148,7 @@ export class GatewayEppPicker implements EppPicker {
     // Envoy retries down this list: the other routable candidates, best first by the picker's scores.
     const order = new Map(pick.topScores.map((t, i) => [t.endpoint, i]));
     const now = Date.now();
-    const fallbacks = ctx.candidates
+    const fallbacks = candidates
       .filter((e) => e !== ep && e.routable(now))
       .sort((a, b) => (order.get(a.name) ?? 1e9) - (order.get(b.name) ?? 1e9))
       .map(addressOf);

@@ -238,7 +238,8 @@ async function registerAdapter(ctx: ForwardContext, ep: EndpointState): Promise<
   return { kind: "retryable", reason: "adapter", status: null, detail: r.detail };
 }
 
-function recordPick(rec: RequestRecord, placement: Placement): void {
+/** The picker's choice on the request's record (mode, reason, top scores, predicted TTFT). */
+export function recordPick(rec: RequestRecord, placement: Placement): void {
   const { pick } = placement;
   rec.pickMode = pick.mode;
   rec.pickReason = pick.reason;
