@@ -321,6 +321,11 @@ export class EndpointState {
     }
     this.ejectedUntil = until;
     this.onOut?.();
+    this.onEvent?.("endpoint.ejected", {
+      reason: failure === "reset" ? "reset before any byte" : "consecutive failures",
+      failure,
+      ejected_ms: until - now,
+    });
     return "ejected";
   }
 

@@ -141,8 +141,13 @@ describe("faults: no request fails while healthy capacity remains", () => {
     assert.equal(r.failed, 0, `failed: ${String(r.first)}`);
     const ep = endpointOf(p, victim);
     assert.equal(ep.routable(Date.now()), false);
+    // Out at once by the request that found it dead: marked down (connection refused) or ejected (reset
+    // before any byte), whichever the crash looked like; the health checker's own verdict may come later.
     assert.ok(
-      p.events.some((e) => e.event === "endpoint.unhealthy" && e.fields.endpoint === ep.name),
+      p.events.some(
+        (e) =>
+          (e.event === "endpoint.unhealthy" || e.event === "endpoint.ejected") && e.fields.endpoint === ep.name,
+      ),
       "the endpoint's fall is logged",
     );
     const retried = p.lines.filter((l) => l.attempts > 1);
