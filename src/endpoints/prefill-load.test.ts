@@ -28,12 +28,11 @@ describe("the prefill view's accounting", () => {
   it("a stream kept past its predicted TTFT delays the next prediction by as much, until it leaves", () => {
     const load = new PrefillLoad();
     const stuck = load.begin(200, true, 0, null);
-    const base = load.fitTtftMs(200, 0, null);
     assert.equal(load.lateMs(stuck.predictedMs), 0, "on time: no correction");
     // 800 ms past its prediction with no first token: the engine is queueing what the fit cannot see.
     const at = stuck.predictedMs + 800;
     assert.equal(load.lateMs(at), 800);
-    assert.ok(Math.abs(load.predictTtftMs(200, at, null) - (base + 800)) < 1e-9);
+    assert.ok(Math.abs(load.predictTtftMs(200, at, null) - (load.fitTtftMs(200, at, null) + 800)) < 1e-9);
     const next = load.begin(100, true, at, null);
     assert.ok(next.predictedMs >= 800, `the next request's prediction ${next.predictedMs} counts the delay`);
     stuck.end(at + 10);
@@ -53,6 +52,41 @@ describe("the prefill view's accounting", () => {
     assert.equal(load.decoding, 1);
     assert.equal(load.waitMs(300, null), 0, "a decoding sequence is not a queue to drain");
     first.end(900);
+  });
+
+  it("the oldest prompt drains at the fit's rate once its intercept passed, never below the prompts ahead", () => {
+    // The prior: 20 ms, then 0.1 ms a token (10 tokens a ms).
+    const load = new PrefillLoad();
+    const long = load.begin(6000, true, 0, null);
+    const short = load.begin(400, true, 0, null);
+    assert.equal(load.aheadTokens(20, null), 6400, "the API server and a step first: nothing done yet");
+    assert.equal(load.aheadTokens(320, null), 3400, "300 ms in: 3,000 of the 6,000 done");
+    assert.ok(Math.abs(load.waitMs(320, null) - 340) < 1e-9, "the wait falls with it");
+    assert.equal(load.aheadTokens(5000, null), 400, "the oldest is credited at most its own tokens");
+    assert.equal(load.pendingTokens, 6400, "the accounting itself is untouched");
+    // The engine took longer: its first token at 900 ms. The next one is then the head, from that moment.
+    long.firstToken(900);
+    assert.equal(load.aheadTokens(900, null), 400);
+    assert.equal(load.aheadTokens(920, null), 200);
+    // A cancel at the head hands the engine to the next one as well.
+    const third = load.begin(1000, true, 930, null);
+    short.end(940);
+    assert.equal(load.aheadTokens(990, null), 500, "the third's 50 ms at the head: 500 of its 1,000");
+    third.end(1000);
+    long.end(1000);
+    assert.equal(load.held(), null);
+    assert.equal(load.aheadTokens(2000, null), 0);
+  });
+
+  it("a claim leaving out of order does not move the head's clock", () => {
+    const load = new PrefillLoad();
+    const head = load.begin(4000, true, 0, null);
+    const cached = load.begin(100, true, 0, null);
+    cached.firstToken(50);
+    assert.equal(load.aheadTokens(120, null), 3000, "100 ms past the intercept: 1,000 of the head's done");
+    head.end(200);
+    cached.end(200);
+    assert.equal(load.held(), null);
   });
 
   it("released before its first token (cancel, error, timeout): nothing held, nothing learned", () => {

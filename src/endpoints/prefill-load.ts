@@ -70,13 +70,13 @@ export class PrefillClaim {
   firstToken(now: number): void {
     if (this.stage !== "prefill") return;
     this.firstTokenAt = now;
-    this.load.leavePrefill(this, true);
+    this.load.leavePrefill(this, true, now);
   }
 
   /** The request is over, however it ended; counts once. */
   end(now: number): void {
     if (this.stage === "done") return;
-    if (this.stage === "prefill") this.load.leavePrefill(this, false);
+    if (this.stage === "prefill") this.load.leavePrefill(this, false, now);
     this.stage = "done";
     this.endedAt = now;
     this.load.decoding = Math.max(0, this.load.decoding - 1);
@@ -108,6 +108,10 @@ export class PrefillLoad {
   private readonly x = new Float64Array(4);
   /** Streams still waiting for their first token, oldest first (a Set keeps insertion order). */
   private readonly waitingStreams = new Set<PrefillClaim>();
+  /** Every claim still in prefill, streams or not, in the order sent: the engine's queue as we sent it. */
+  private readonly inPrefill = new Set<PrefillClaim>();
+  /** When the oldest claim in prefill reached the head of the engine's queue: the last head's exit. */
+  private headSince = Number.NEGATIVE_INFINITY;
   /** Consecutive first tokens the fit missed by > CHANGE_ERROR: + late, − early. */
   private missRun = 0;
   /**
@@ -133,7 +137,7 @@ export class PrefillLoad {
    */
   aheadTokens(now: number, scrapedWaiting: number | null): number {
     if (now >= this.nextAssumedEnd) this.sweep(now);
-    let ahead = this.pendingTokens;
+    let ahead = this.pendingTokens - this.drainedTokens(now);
     if (scrapedWaiting !== null && scrapedWaiting > this.pendingRequests) {
       ahead += (scrapedWaiting - this.pendingRequests) * this.meanTokens;
     }
@@ -162,6 +166,27 @@ export class PrefillLoad {
     const d = this.decoding / 100;
     const ahead = this.aheadTokens(now, scrapedWaiting) / 1000;
     return ahead === 0 ? 0 : Math.max(0, this.predictAt(ahead, d) - this.predictAt(0, d));
+  }
+
+  /**
+   * Prefill the engine has likely done already on the oldest request still waiting for its first token:
+   * the time since that request reached the head of the queue (the one before it left prefill, or it
+   * was sent and the fit's intercept passed) at the fit's rate, at most its own tokens. Counting a prompt whole until its first token
+   * made an engine 300 ms into a 6,000-token prefill look as busy as one that had just been sent it; an
+   * ideal router with exact remaining prefill (bench --virtual) reaches P99 0.57× least-request's on
+   * noisy-neighbor where whole prompts give 0.62×. Chunked prefill serves the queue first come first
+   * served, so only the head is credited; one the engine is slower on than the fit shows as lateness.
+   */
+  drainedTokens(now: number): number {
+    for (const head of this.inPrefill) {
+      const d = this.decoding / 100;
+      // Sent to an idle queue, it passes the API server and waits for a step first: the fit's intercept.
+      const since = this.headSince >= head.startedAt ? this.headSince : head.startedAt + this.predictAt(0, d);
+      const msPerKToken = this.slopeAt(d);
+      if (now <= since || msPerKToken <= 0) return 0;
+      return Math.min(head.tokens, ((now - since) * 1000) / msPerKToken);
+    }
+    return 0;
   }
 
   /**
@@ -198,13 +223,35 @@ export class PrefillLoad {
     return this.predictLearned(p, d);
   }
 
+  /** Ms per 1,000 prefill tokens at D hundred decoding, from the same fit `predictAt` uses. */
+  private slopeAt(d: number): number {
+    if (!this.learned) {
+      let sum = 0;
+      let n = 0;
+      for (const peer of this.peers) {
+        if (peer === this || !peer.learned) continue;
+        sum += peer.learnedSlope(d);
+        n++;
+      }
+      return n > 0 ? sum / n : 1000 * this.prior.prefillMsPerToken;
+    }
+    return this.learnedSlope(d);
+  }
+
+  /**
+   * The engine's own fit's slope in P. The fit as it is (clamping a coefficient it found negative
+   * biased every prediction upward, ~20 ms in multi-lora), except that more prefill ahead never
+   * predicts less: the slope is kept ≥ 0.
+   */
+  private learnedSlope(d: number): number {
+    const w = this.ttft.weights;
+    return Math.max(0, w[1]! + w[3]! * d);
+  }
+
   /** The engine's own fit's prediction (it must be learned). */
   private predictLearned(p: number, d: number): number {
     const w = this.ttft.weights;
-    // The fit as it is (clamping a coefficient it found negative biased every prediction upward, ~20 ms
-    // in multi-lora), except that more prefill ahead never predicts less: the slope in P is kept ≥ 0.
-    const slope = Math.max(0, w[1]! + w[3]! * d);
-    return Math.max(1, w[0]! + w[2]! * d + slope * p);
+    return Math.max(1, w[0]! + w[2]! * d + this.learnedSlope(d) * p);
   }
 
   /** Counts a request of `uncached` prompt tokens as dispatched here now. */
@@ -215,6 +262,7 @@ export class PrefillLoad {
     const predicted = this.predictAt(p, d) + this.lateMs(now);
     const claim = new PrefillClaim(this, tokens, now, predicted, p, d, stream ? Infinity : now + predicted);
     if (stream) this.waitingStreams.add(claim);
+    this.inPrefill.add(claim);
     this.pendingTokens += tokens;
     this.pendingRequests++;
     this.meanTokens += SIZE_EWMA * (tokens - this.meanTokens);
@@ -225,11 +273,17 @@ export class PrefillLoad {
     return claim;
   }
 
-  /** Prefill over for `c` (its first token, its end, or its assumed end); `observed`: a real first token. */
-  leavePrefill(c: PrefillClaim, observed: boolean): void {
+  /** Prefill over for `c` at `now` (its first token, its end, or its assumed end); `observed`: a real first token. */
+  leavePrefill(c: PrefillClaim, observed: boolean, now: number): void {
     this.pendingTokens = Math.max(0, this.pendingTokens - c.tokens);
     this.pendingRequests = Math.max(0, this.pendingRequests - 1);
     this.waitingStreams.delete(c);
+    // The head left: the engine turns to the next one now (whatever it did on it before is not known).
+    for (const head of this.inPrefill) {
+      if (head === c) this.headSince = now;
+      break;
+    }
+    this.inPrefill.delete(c);
     c.stage = "decode";
     c.decodingAtFirst = this.decoding;
     this.decoding++;
@@ -296,7 +350,7 @@ export class PrefillLoad {
     const keep: PrefillClaim[] = [];
     for (const c of this.assumed) {
       if (c.stage !== "prefill") continue;
-      if (c.assumedPrefillEnd <= now) this.leavePrefill(c, false);
+      if (c.assumedPrefillEnd <= now) this.leavePrefill(c, false, c.assumedPrefillEnd);
       else {
         keep.push(c);
         if (c.assumedPrefillEnd < next) next = c.assumedPrefillEnd;
