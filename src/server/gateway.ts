@@ -29,8 +29,8 @@ import { REGION_SUMMARY_PATH, routeAdmin, sendJson } from "./admin-routes.js";
 import { type BatchApi, isBatchPath, routeBatch } from "./batch-routes.js";
 import { BatchService } from "./batch-service.js";
 import { handleCompletion } from "./completion-handler.js";
+import { ConfigChanges } from "./config-changes.js";
 import { withDiscovered } from "./discovered-config.js";
-import type { DiscoveryService } from "./discovery-service.js";
 import { EngineRetirement } from "./engine-retirement.js";
 import { collectGauges } from "./gateway-gauges.js";
 import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
@@ -55,12 +55,8 @@ export interface GatewayOptions {
 const RELOAD_WARMUP_MS = 1500;
 
 export class Gateway implements GatewayRuntime {
-  /** The config as applied (a file, the history), before discovery puts its engines in. */
-  private declared: GatewayConfigSet;
-  /** Kubernetes discovery; null until a config has a pool that uses it. */
-  private discovery: DiscoveryService | null = null;
-  private applying: Promise<unknown> = Promise.resolve();
-  private rediscovering: Promise<unknown> | null = null;
+  /** Reloads and discovery's findings, applied one at a time. */
+  private readonly changes: ConfigChanges;
   /** The generation in force: swapped whole by a reload (generation.ts). */
   private gen: Generation;
   readonly metrics = new GatewayMetrics();
@@ -126,7 +122,11 @@ export class Gateway implements GatewayRuntime {
         (req) => this.identifier.identify(req.headers, req.socket.remoteAddress),
       ) ?? null;
     this.identifier = identifierFor(config, this.batches);
-    this.declared = config;
+    this.changes = new ConfigChanges(
+      config,
+      (c) => this.apply(c),
+      (event, fields) => this.log.event(event, fields),
+    );
     const built = buildGeneration(withDiscovered(config, new Map()), null, this.flowListeners);
     this.gen = built.generation;
     this.rollout = new RolloutStats(rolloutSignature(config.route));
@@ -144,8 +144,8 @@ export class Gateway implements GatewayRuntime {
         this.loopDelay.last,
         this.correction,
         this.budgets,
-        this.discoveryStatus(),
-        this.discovery?.endpoints ?? new Map(),
+        this.changes.status(),
+        this.changes.discovered,
       ),
     );
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.route(req, res);
@@ -211,49 +211,13 @@ export class Gateway implements GatewayRuntime {
    * new requests, the ones on it finish — and then leaves the monitor. Listener settings (ports, hosts)
    * and the log destination take effect at the next start.
    */
-  async reload(config: GatewayConfigSet): Promise<EngineChanges> {
-    this.declared = config;
-    await (await this.discoveryFor(config))?.follow(config);
-    return this.serially(() => this.apply(withDiscovered(config, this.discovery?.endpoints ?? new Map())));
-  }
-
-  /**
-   * The watcher of the pools whose engines are discovered (created at the first config that has any;
-   * its module, and @kubernetes/client-node with it, loaded only then).
-   */
-  private async discoveryFor(config: GatewayConfigSet): Promise<DiscoveryService | null> {
-    if (this.discovery === null && hasDiscovery(config)) {
-      const { DiscoveryService } = await import("./discovery-service.js");
-      this.discovery = new DiscoveryService(
-        () => void this.rediscover(),
-        (event, fields) => this.log.event(event, fields),
-      );
-    }
-    return this.discovery;
+  reload(config: GatewayConfigSet): Promise<EngineChanges> {
+    return this.changes.reload(config);
   }
 
   /** Each discovered pool's watcher: synced, the API reachable, what it found (readiness, metrics). */
   discoveryStatus(): ReadonlyMap<string, DiscoveryStatus> {
-    return this.discovery?.status() ?? new Map();
-  }
-
-  /** Discovery found engines come or go: the config in force again, with them (coalesced). */
-  private rediscover(): Promise<unknown> {
-    if (this.rediscovering) return this.rediscovering;
-    this.rediscovering = this.serially(async () => {
-      this.rediscovering = null;
-      return this.apply(withDiscovered(this.declared, this.discovery?.endpoints ?? new Map()));
-    }).catch((err: unknown) =>
-      this.log.event("discovery.apply-failed", { error: err instanceof Error ? err.message : String(err) }),
-    );
-    return this.rediscovering;
-  }
-
-  /** Runs config changes one at a time (a reload and a discovery change may come together). */
-  private serially<T>(f: () => Promise<T>): Promise<T> {
-    const next = this.applying.then(f, f);
-    this.applying = next.catch(() => undefined);
-    return next;
+    return this.changes.status();
   }
 
   private async apply(config: GatewayConfigSet): Promise<EngineChanges> {
@@ -309,8 +273,7 @@ export class Gateway implements GatewayRuntime {
   /** Listens, and waits (briefly) for the first health checks so the first requests find endpoints. */
   async start(): Promise<void> {
     // Discovered pools' first lists, and their engines in force, before the listener opens.
-    await (await this.discoveryFor(this.declared))?.follow(this.declared);
-    await this.applying;
+    await this.changes.start();
     this.loopDelay.start();
     this.processMetrics.start();
     this.monitor.start();
@@ -397,7 +360,7 @@ export class Gateway implements GatewayRuntime {
 
   private async stopNow(): Promise<void> {
     await (this.batchesStopped ?? this.batches?.stop());
-    await this.discovery?.stop();
+    await this.changes.stop();
     this.loopDelay.stop();
     this.processMetrics.stop();
     if (this.capacityTimer) clearInterval(this.capacityTimer);
@@ -476,10 +439,6 @@ function identifierFor(config: GatewayConfigSet, batches: BatchService | null): 
 }
 
 /** Where the gateway reaches its own listener: a wildcard address is reached on loopback. */
-function hasDiscovery(config: GatewayConfigSet): boolean {
-  return [...config.pools.values()].some((p) => p.discovery !== null);
-}
-
 function loopbackHost(host: string): string {
   if (host === "0.0.0.0" || host === "") return "127.0.0.1";
   if (host === "::") return "[::1]";
