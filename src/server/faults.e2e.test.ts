@@ -146,7 +146,8 @@ describe("faults: no request fails while healthy capacity remains", () => {
     assert.ok(
       p.events.some(
         (e) =>
-          (e.event === "endpoint.unhealthy" || e.event === "endpoint.ejected") && e.fields.endpoint === ep.name,
+          (e.event === "endpoint.unhealthy" || e.event === "endpoint.ejected") &&
+          e.fields.endpoint === ep.name,
       ),
       "the endpoint's fall is logged",
     );

@@ -25,7 +25,7 @@ import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
 import { ProcessMetrics } from "../telemetry/process-metrics.js";
 import { RequestLog } from "../telemetry/request-log.js";
-import { REGION_SUMMARY_PATH, routeAdmin, sendJson } from "./admin-routes.js";
+import { REGION_SUMMARY_PATH, routeAdmin } from "./admin-routes.js";
 import { type BatchApi, isBatchPath, routeBatch } from "./batch-routes.js";
 import { BatchService } from "./batch-service.js";
 import { handleCompletion } from "./completion-handler.js";
@@ -37,7 +37,7 @@ import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.j
 import { buildGeneration, type EngineChanges, type Generation, newEngines } from "./generation.js";
 import { close, listen } from "./http-listen.js";
 import { Identifier } from "./identify.js";
-import { modelById, modelList } from "./model-list.js";
+import { routeModels } from "./model-list.js";
 import { wirePassiveHealth } from "./passive-health.js";
 import { RegionWindow } from "./region-window.js";
 import { cutInProgress } from "./shutdown-cut.js";
@@ -390,15 +390,7 @@ export class Gateway implements GatewayRuntime {
       void routeBatch(this.batchApi, req, res, path, query);
       return;
     }
-    if (req.method === "GET" && path === "/v1/models") return sendJson(res, 200, modelList(this.config));
-    if (req.method === "GET" && path?.startsWith("/v1/models/")) {
-      try {
-        return sendJson(res, 200, modelById(this.config, safeDecode(path.slice("/v1/models/".length))));
-      } catch (err) {
-        if (!(err instanceof GatewayError)) throw err;
-        return err.send(res, "none");
-      }
-    }
+    if (path !== undefined && routeModels(this.config, req, res, path)) return;
     if (!this.adminServer && routeAdmin(this, req, res, false)) return;
     if (req.method === "GET" && (path === "/health" || path === "/ready" || path === REGION_SUMMARY_PATH)) {
       routeAdmin(this, req, res, true);
@@ -447,15 +439,6 @@ function loopbackHost(host: string): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** A path segment decoded; a malformed escape is kept as it came (and then names no model). */
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 /** Resolves once every endpoint has been health-checked once (or after `timeoutMs`). */

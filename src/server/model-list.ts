@@ -1,9 +1,35 @@
 // GET /v1/models and GET /v1/models/{id}: what a caller may send as `model` — the aliases and the LoRA
 // adapters their pools serve — in the OpenAI shape (the official client's models.list and retrieve).
 
+import type http from "node:http";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { servedModelNames } from "../route/route-request.js";
+import { sendJson } from "./admin-body.js";
+
+const PREFIX = "/v1/models/";
+
+/** Answers GET /v1/models and /v1/models/{id}; false for any other request. */
+export function routeModels(
+  config: GatewayConfigSet,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  path: string,
+): boolean {
+  if (req.method !== "GET") return false;
+  if (path === "/v1/models") {
+    sendJson(res, 200, modelList(config));
+    return true;
+  }
+  if (!path.startsWith(PREFIX)) return false;
+  try {
+    sendJson(res, 200, modelById(config, safeDecode(path.slice(PREFIX.length))));
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    err.send(res, "none");
+  }
+  return true;
+}
 
 export interface ModelObject {
   readonly id: string;
@@ -34,4 +60,13 @@ export function modelById(config: GatewayConfigSet, id: string): ModelObject {
 
 function modelObject(id: string): ModelObject {
   return { id, object: "model", created: 0, owned_by: "tokengate" };
+}
+
+/** A path segment decoded; a malformed escape is kept as it came (and then names no model). */
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
