@@ -171,11 +171,12 @@ export class PrefillLoad {
   /**
    * Prefill the engine has likely done already on the oldest request still waiting for its first token:
    * the time since that request reached the head of the queue (the one before it left prefill, or it
-   * was sent and the fit's intercept passed) at the fit's rate, at most its own tokens. Counting a prompt whole until its first token
-   * made an engine 300 ms into a 6,000-token prefill look as busy as one that had just been sent it; an
-   * ideal router with exact remaining prefill (bench --virtual) reaches P99 0.57× least-request's on
-   * noisy-neighbor where whole prompts give 0.62×. Chunked prefill serves the queue first come first
-   * served, so only the head is credited; one the engine is slower on than the fit shows as lateness.
+   * was sent and the fit's intercept passed) at the fit's rate, at most its own tokens. Counting a
+   * prompt whole until its first token made an engine 300 ms into a 6,000-token prefill look as busy as
+   * one just sent it; in virtual time an ideal router with exact remaining prefill reached P99 0.57×
+   * least-request's on noisy-neighbor where whole prompts gave 0.62×. Chunked prefill serves the queue
+   * first come first served, so only the head is credited; a head the engine is slower on than the fit
+   * shows as lateness.
    */
   drainedTokens(now: number): number {
     for (const head of this.inPrefill) {
@@ -273,7 +274,10 @@ export class PrefillLoad {
     return claim;
   }
 
-  /** Prefill over for `c` at `now` (its first token, its end, or its assumed end); `observed`: a real first token. */
+  /**
+   * Prefill over for `c` at `now` (its first token, its end, or its assumed end); `observed`: a real
+   * first token.
+   */
   leavePrefill(c: PrefillClaim, observed: boolean, now: number): void {
     this.pendingTokens = Math.max(0, this.pendingTokens - c.tokens);
     this.pendingRequests = Math.max(0, this.pendingRequests - 1);
