@@ -179,15 +179,14 @@ export class PrefillLoad {
    * shows as lateness.
    */
   drainedTokens(now: number): number {
-    for (const head of this.inPrefill) {
-      const d = this.decoding / 100;
-      // Sent to an idle queue, it passes the API server and waits for a step first: the fit's intercept.
-      const since = this.headSince >= head.startedAt ? this.headSince : head.startedAt + this.predictAt(0, d);
-      const msPerKToken = this.slopeAt(d);
-      if (now <= since || msPerKToken <= 0) return 0;
-      return Math.min(head.tokens, ((now - since) * 1000) / msPerKToken);
-    }
-    return 0;
+    const head = first(this.inPrefill);
+    if (head === undefined) return 0;
+    const d = this.decoding / 100;
+    // Sent to an idle queue, it passes the API server and waits for a step first: the fit's intercept.
+    const since = this.headSince >= head.startedAt ? this.headSince : head.startedAt + this.predictAt(0, d);
+    const msPerKToken = this.slopeAt(d);
+    if (now <= since || msPerKToken <= 0) return 0;
+    return Math.min(head.tokens, ((now - since) * 1000) / msPerKToken);
   }
 
   /**
@@ -198,8 +197,8 @@ export class PrefillLoad {
    * A request sent behind them waits at least that long too.
    */
   lateMs(now: number): number {
-    for (const oldest of this.waitingStreams) return Math.max(0, now - oldest.startedAt - oldest.predictedMs);
-    return 0;
+    const oldest = first(this.waitingStreams);
+    return oldest === undefined ? 0 : Math.max(0, now - oldest.startedAt - oldest.predictedMs);
   }
 
   /**
@@ -211,32 +210,32 @@ export class PrefillLoad {
    * stayed on the prior, its queue P95 59 ms against 15 ms on the others.
    */
   predictAt(p: number, d: number): number {
-    if (!this.learned) {
-      let sum = 0;
-      let n = 0;
-      for (const peer of this.peers) {
-        if (peer === this || !peer.learned) continue;
-        sum += peer.predictLearned(p, d);
-        n++;
-      }
-      return n > 0 ? sum / n : this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken;
-    }
-    return this.predictLearned(p, d);
+    if (this.learned) return this.predictLearned(p, d);
+    return this.fromPeers(
+      (fit) => fit.predictLearned(p, d),
+      () => this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken,
+    );
   }
 
   /** Ms per 1,000 prefill tokens at D hundred decoding, from the same fit `predictAt` uses. */
   private slopeAt(d: number): number {
-    if (!this.learned) {
-      let sum = 0;
-      let n = 0;
-      for (const peer of this.peers) {
-        if (peer === this || !peer.learned) continue;
-        sum += peer.learnedSlope(d);
-        n++;
-      }
-      return n > 0 ? sum / n : 1000 * this.prior.prefillMsPerToken;
+    if (this.learned) return this.learnedSlope(d);
+    return this.fromPeers(
+      (fit) => fit.learnedSlope(d),
+      () => 1000 * this.prior.prefillMsPerToken,
+    );
+  }
+
+  /** For an engine not yet learned: the mean of `read` over its learned peers' fits, else the prior. */
+  private fromPeers(read: (fit: PrefillLoad) => number, prior: () => number): number {
+    let sum = 0;
+    let n = 0;
+    for (const peer of this.peers) {
+      if (peer === this || !peer.learned) continue;
+      sum += read(peer);
+      n++;
     }
-    return this.learnedSlope(d);
+    return n > 0 ? sum / n : prior();
   }
 
   /**
@@ -283,10 +282,7 @@ export class PrefillLoad {
     this.pendingRequests = Math.max(0, this.pendingRequests - 1);
     this.waitingStreams.delete(c);
     // The head left: the engine turns to the next one now (whatever it did on it before is not known).
-    for (const head of this.inPrefill) {
-      if (head === c) this.headSince = now;
-      break;
-    }
+    if (first(this.inPrefill) === c) this.headSince = now;
     this.inPrefill.delete(c);
     c.stage = "decode";
     c.decodingAtFirst = this.decoding;
@@ -363,4 +359,10 @@ export class PrefillLoad {
     this.assumed = keep;
     this.nextAssumedEnd = next;
   }
+}
+
+/** The oldest member of an insertion-ordered set. */
+function first<T>(set: ReadonlySet<T>): T | undefined {
+  for (const x of set) return x;
+  return undefined;
 }
