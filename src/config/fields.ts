@@ -210,3 +210,10 @@ export function describe(v: unknown): string {
   if (typeof v === "object") return "a map";
   return typeof v;
 }
+
+export interface EnvOptions {
+  /** Where `*Env` fields are read; default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** An unset env variable is an error (default) or a warning (`config validate` on a machine without secrets). */
+  readonly missingEnv?: "error" | "warning";
+}
