@@ -165,6 +165,24 @@ describe("EndpointState: passive ejection", () => {
   });
 });
 
+describe("EndpointState: the circuit breaker's probe", () => {
+  it("a half-open probe answered 429/503 frees the probe slot: the next probe may go after the back-off", () => {
+    const ep = endpoint({ circuit: { minRequests: 2, failureRatio: 0.5, openMs: 100, maxOpenMs: 100 } });
+    ep.recordHealth(true, 0, null, 2, 1);
+    ep.reportFailure(500, 10);
+    ep.reportFailure(500, 11);
+    assert.equal(ep.breaker.state, "open");
+    const probe = ep.acquire(10, undefined, 200);
+    assert.equal(ep.breaker.state, "half_open");
+    assert.equal(ep.routable(200), false, "one probe at a time");
+    probe.release(210);
+    ep.reportBackpressure(100, 210);
+    assert.equal(ep.routable(300), false, "still backing off");
+    assert.equal(ep.routable(320), true, "another probe may go");
+    assert.equal(ep.breaker.state, "half_open");
+  });
+});
+
 describe("EndpointState: health", () => {
   it("starts unknown and not routable, then follows the thresholds and reports only changes", () => {
     const ep = endpoint();

@@ -335,8 +335,13 @@ export class EndpointState {
     this.breaker.record(true, now);
   }
 
-  /** The engine answered 429 or 503: it is full, not broken. Skip it for `ms` (its Retry-After). */
+  /**
+   * The engine answered 429 or 503: it is full, not broken. Skip it for `ms` (its Retry-After). Says
+   * nothing of its health either way, so a half-open probe that met it frees the probe slot (it held the
+   * slot for good, and the endpoint out, before).
+   */
   reportBackpressure(ms: number, now = Date.now()): void {
+    this.breaker.abandon();
     this.backoffUntil = Math.max(this.backoffUntil, now + Math.min(Math.max(ms, 100), MAX_BACKOFF_MS));
   }
 

@@ -163,6 +163,9 @@ async function attempts(
         } else if (outcome.reason !== "adapter") {
           ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
           out = !ep.routable(Date.now());
+        } else {
+          // The adapter could not be loaded there: nothing of the engine's health, but a probe's slot ends.
+          ep.reportAbandoned();
         }
         rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
         tried.add(ep);
