@@ -3,9 +3,9 @@
 
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { endpoint } from "../flow/saturation.test.js";
 import { loraAvailableFilter } from "../picker/filters/endpoint-filters.js";
 import { pickRequest } from "../testing/fake-endpoint.js";
+import { endpoint } from "../testing/test-endpoint.js";
 import { isHot, makeRoomFor, RESERVE_MS } from "./adapter-room.js";
 
 function engine(name: string, running: string[]) {

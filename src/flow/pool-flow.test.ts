@@ -6,12 +6,12 @@ import type { PauseWhen } from "../config/route-types.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { Lease } from "../endpoints/lease.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import { endpoint, scraped } from "../testing/test-endpoint.js";
 import { LatencyWindow } from "./latency-window.js";
 import { PauseGate } from "./pause-gate.js";
 import { type FlowTicket, PoolFlow } from "./pool-flow.js";
 import { QueueSweep, SWEEP_MS } from "./queue-sweep.js";
 import { saturationOf } from "./saturation.js";
-import { endpoint, scraped } from "./saturation.test.js";
 
 /** One endpoint that takes one request at a time; the flow is told when its lease is released. */
 function rig(settings: Partial<PoolFlowSettings> = {}) {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { EndpointState } from "../endpoints/endpoint-state.js";
+import type { EndpointState } from "../endpoints/endpoint-state.js";
+import { endpoint, scraped } from "../testing/test-endpoint.js";
 import {
   DEFAULT_SATURATION,
   overHardBound,
@@ -9,27 +10,6 @@ import {
   saturationOf,
   softSaturation,
 } from "./saturation.js";
-
-export function endpoint(name = "e0"): EndpointState {
-  const ep = new EndpointState({
-    pool: "p",
-    name,
-    url: "http://127.0.0.1:1",
-    dialect: "vllm",
-    metrics: { path: "/metrics", intervalMs: 100 },
-    health: { path: "/health", intervalMs: 1000 },
-  });
-  ep.healthy = true;
-  ep.healthStatus = "healthy";
-  return ep;
-}
-
-/** A fresh scrape at `now` showing `waiting` queued and `kv` KV use. */
-export function scraped(ep: EndpointState, now: number, waiting: number, kv: number): void {
-  ep.waiting = waiting;
-  ep.kvUsage = kv;
-  ep.scrapedAt = now;
-}
 
 const B: SaturationBounds = {
   ...DEFAULT_SATURATION,
