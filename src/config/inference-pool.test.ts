@@ -94,6 +94,29 @@ describe("InferencePool validation", () => {
     ]);
   });
 
+  it("turns longPrefill on with a map (150 ms, a quarter kept), off by default or with null", () => {
+    const spec = (lp: string) => `  engine: vllm
+  model: m
+  endpoints: ["http://127.0.0.1:9000"]
+  flowControl: { longPrefill: ${lp} }
+`;
+    const flow = (lp: string) => {
+      const r = load(spec(lp));
+      assert.ok(r.ok, errors(r).join("\n"));
+      return r.config.pools.get("p")!.flowControl.longPrefill;
+    };
+    assert.deepEqual(flow("{}"), { minPrefillMs: 150, shortReserve: 0.25 });
+    assert.deepEqual(flow("{ minPrefillMs: 300, shortReserve: 0.5 }"), {
+      minPrefillMs: 300,
+      shortReserve: 0.5,
+    });
+    assert.deepEqual(flow("null"), { minPrefillMs: null, shortReserve: 0.25 });
+    assert.deepEqual(errors(load(spec("{ shortReserve: 0.9, minPrefil: 1 }"))), [
+      "9:47 spec.flowControl.longPrefill.shortReserve: must be a number in [0, 0.5], got 0.9",
+      '9:52 spec.flowControl.longPrefill.minPrefil: unknown field "minPrefil" (did you mean "minPrefillMs"?)',
+    ]);
+  });
+
   it("finds its engines by Kubernetes discovery instead of listing them, never both", () => {
     const r = load(`  engine: vllm
   model: m

@@ -19,7 +19,13 @@ import {
   parseUpstreamAuth,
   type UpstreamAuth,
 } from "./pool-serving.js";
-import { DEFAULT_SATURATION, type SaturationBounds } from "./saturation-bounds.js";
+import {
+  DEFAULT_LONG_PREFILL,
+  DEFAULT_SATURATION,
+  LONG_PREFILL_ON_MS,
+  type LongPrefillSettings,
+  type SaturationBounds,
+} from "./saturation-bounds.js";
 
 export type EngineDialect = "vllm" | "sglang";
 export const ENGINE_DIALECTS: readonly EngineDialect[] = ["vllm", "sglang"];
@@ -109,12 +115,15 @@ export interface PoolFlowSettings extends SaturationBounds {
   readonly enabled: boolean;
   /** Requests the pool's queue holds; past it, 429 `queue_full`. Default 10,000. */
   readonly maxQueuedRequests: number;
+  /** Long prompts held back so short ones find an endpoint free of them (flow/long-prefill.ts). */
+  readonly longPrefill: LongPrefillSettings;
 }
 
 export const DEFAULT_POOL_FLOW: PoolFlowSettings = {
   ...DEFAULT_SATURATION,
   enabled: true,
   maxQueuedRequests: 10_000,
+  longPrefill: DEFAULT_LONG_PREFILL,
 };
 
 export const DEFAULT_METRICS: PollSettings = { path: "/metrics", intervalMs: 250 };
@@ -185,9 +194,11 @@ function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
     if (typeof kv === "number" && kv > 0 && kv <= 1) maxKvCacheUsage = kv;
     else issues.error(f.at("maxKvCacheUsage"), `must be a number in (0, 1], got ${quoted(kv)}`);
   }
+  const longPrefill = parseLongPrefill(f, issues);
   f.done();
   return {
     enabled,
+    longPrefill,
     maxWaiting,
     maxPredictedWaitMs,
     maxKvCacheUsage,
@@ -196,6 +207,24 @@ function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
     maxInflightTokens,
     maxQueuedRequests,
   };
+}
+
+/** `flowControl.longPrefill`: a map turns it on (minPrefillMs 150, shortReserve 0.25 unless set); null or absent: off. */
+function parseLongPrefill(f: FieldReader, issues: IssueList): LongPrefillSettings {
+  const d = DEFAULT_LONG_PREFILL;
+  if (f.raw("longPrefill") === null) return d;
+  const m = f.map("longPrefill");
+  if (!m) return d;
+  const minPrefillMs =
+    m.raw("minPrefillMs") === null ? null : (m.int("minPrefillMs", { min: 1 }) ?? LONG_PREFILL_ON_MS);
+  let shortReserve = d.shortReserve;
+  const r = m.raw("shortReserve");
+  if (r !== undefined) {
+    if (typeof r === "number" && r >= 0 && r <= 0.5) shortReserve = r;
+    else issues.error(m.at("shortReserve"), `must be a number in [0, 0.5], got ${quoted(r)}`);
+  }
+  m.done();
+  return { minPrefillMs, shortReserve };
 }
 
 /** A Kubernetes resource name (RFC 1123 subdomain). */

@@ -41,3 +41,15 @@ export const DEFAULT_SATURATION: SaturationBounds = {
   maxInflight: null,
   maxInflightTokens: null,
 };
+
+/** `InferencePool.spec.flowControl.longPrefill`: long prompts held back for short ones (flow/long-prefill.ts). */
+export interface LongPrefillSettings {
+  /** A prompt whose own prefill takes at least this long on its endpoint (by the learned fit) is long; null: off. */
+  readonly minPrefillMs: number | null;
+  /** Share of the pool's endpoints kept free of long prefills (rounded down); 0: off. */
+  readonly shortReserve: number;
+}
+
+/** Off by default (flow/long-prefill.ts says what it trades); `{}` turns it on at 150 ms and a quarter. */
+export const DEFAULT_LONG_PREFILL: LongPrefillSettings = { minPrefillMs: null, shortReserve: 0.25 };
+export const LONG_PREFILL_ON_MS = 150;

@@ -189,6 +189,18 @@ export class PrefillLoad {
     return Math.min(head.tokens, ((now - since) * 1000) / msPerKToken);
   }
 
+  /** Ms this engine's fit gives `tokens` prefill tokens of their own, at its decode load now. */
+  ownPrefillMs(tokens: number): number {
+    return (tokens * this.slopeAt(this.decoding / 100)) / 1000;
+  }
+
+  /** Tokens of the largest prompt still in prefill here, as sent (0 when none). */
+  largestPendingTokens(): number {
+    let most = 0;
+    for (const c of this.inPrefill) if (c.tokens > most) most = c.tokens;
+    return most;
+  }
+
   /**
    * How far past its predicted TTFT the oldest stream still without a first token is. An engine that
    * queues requests for what the fit cannot see (its max_num_seqs reached, a KV cache full, an adapter

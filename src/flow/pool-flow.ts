@@ -7,6 +7,7 @@
 import type { PoolFlowSettings } from "../config/inference-pool.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { FairQueue, type QueueEntry } from "./fair-queue.js";
+import { LongPrefillGuard } from "./long-prefill.js";
 import type { PauseGate } from "./pause-gate.js";
 import { QueueSweep } from "./queue-sweep.js";
 
@@ -71,6 +72,8 @@ export class PoolFlow<P> {
 
   /** Removed by a reload: what waits here still goes (or times out), nothing new comes. */
   retired = false;
+  /** Holds long prompts back while short ones arrive (flow/long-prefill.ts). */
+  readonly longPrefill: LongPrefillGuard;
 
   constructor(
     readonly pool: string,
@@ -79,6 +82,7 @@ export class PoolFlow<P> {
     /** The sweep shared by the gateway's pools; absent: one of its own. */
     sweep?: QueueSweep,
   ) {
+    this.longPrefill = new LongPrefillGuard(settings.longPrefill);
     if (sweep) this.sweep = sweep;
     else {
       this.sweep = new QueueSweep();
@@ -92,6 +96,7 @@ export class PoolFlow<P> {
    */
   reconfigure(settings: PoolFlowSettings): void {
     this.settings = settings;
+    this.longPrefill.settings = settings.longPrefill;
     this.rivals.length = 0;
   }
 

@@ -244,6 +244,7 @@ export async function queueForEndpoint(
       fallbackOptions: decision.queuePolicy?.fallbackOptions ?? RETRY_LATER,
       endpoints: candidates,
       bounds: flow.settings,
+      longPrefill: flow.longPrefill,
       pickAmong,
       clientGone,
       stream: plan.profile.stream,

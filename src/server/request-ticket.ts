@@ -9,6 +9,7 @@
 
 import { isHot, makeRoomFor, ROOM_AFTER_MS } from "../endpoints/adapter-room.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
+import type { LongPrefillGuard } from "../flow/long-prefill.js";
 import type { FlowTicket } from "../flow/pool-flow.js";
 import { placeable, type SaturationBounds } from "../flow/saturation.js";
 import type { PickRequest, PickResult } from "../picker/framework/types.js";
@@ -22,6 +23,8 @@ type TicketFields = Omit<FlowTicket<Placement>, "signal" | "place">;
 export interface RequestTicketInit extends TicketFields {
   readonly endpoints: readonly EndpointState[];
   readonly bounds: SaturationBounds & { readonly enabled: boolean };
+  /** The pool's long-prefill guard (flow/long-prefill.ts); absent: none. */
+  readonly longPrefill?: LongPrefillGuard;
   readonly pickAmong: PickAmong;
   readonly clientGone: ClientGone;
   /** A stream shows its first token, which ends its prefill in the endpoint's view. */
@@ -50,6 +53,8 @@ export class RequestTicket implements FlowTicket<Placement> {
   readonly gate: FlowTicket<Placement>["gate"];
   readonly fallbackOptions: readonly string[];
   lastMiss: "full" | "no_match" | null = null;
+  /** Why the last try held it back as a long prompt (flow/long-prefill.ts), or null. */
+  heldLong: string | null = null;
   private readonly init: RequestTicketInit;
   private readonly since = Date.now();
 
@@ -70,7 +75,7 @@ export class RequestTicket implements FlowTicket<Placement> {
    */
   get matchKey(): string {
     const r = this.init.pickRequest;
-    return `${r.model}|${r.modelVersion ?? ""}|${r.lora ?? ""}`;
+    return `${r.model}|${r.modelVersion ?? ""}|${r.lora ?? ""}${this.heldLong === null ? "" : "|long"}`;
   }
 
   /** Made only for a request that has to wait in the queue. */
@@ -94,7 +99,13 @@ export class RequestTicket implements FlowTicket<Placement> {
       this.lastMiss = "full";
       return null;
     }
-    const placed = placeOn(pickAmong(roomy), cost, this.init.stream);
+    const pick = pickAmong(roomy);
+    const guard = this.init.longPrefill;
+    this.heldLong =
+      soft && guard && pick.endpoint
+        ? guard.holds(roomy, pick.endpoint, pick.uncachedTokens ?? 0, Date.now())
+        : null;
+    const placed = this.heldLong === null ? placeOn(pick, cost, this.init.stream) : null;
     this.lastMiss = placed === null ? "no_match" : null;
     const adapter = this.init.pickRequest.lora;
     if (adapter !== null) this.roomForAdapter(adapter, placed);
