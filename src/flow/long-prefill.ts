@@ -13,8 +13,6 @@
 import { DEFAULT_LONG_PREFILL, type LongPrefillSettings } from "../config/saturation-bounds.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 
-export { DEFAULT_LONG_PREFILL, type LongPrefillSettings };
-
 /** How recently a short prompt must have been placed for long ones to be held back. */
 export const SHORT_SEEN_MS = 1000;
 
