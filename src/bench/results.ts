@@ -228,6 +228,24 @@ export interface BenchResults {
    */
   prefill_targets?: boolean;
   routers: Record<string, RouterResult>;
+  /**
+   * `--repeat n`: every round of the same trace, round 1 being `routers` itself, each round's routers
+   * without their per-request samples and gauges. The report judges the median round.
+   */
+  rounds?: RoundResult[];
+}
+
+/** One round of a repeated run: the routers in the order they ran, and what each measured. */
+export interface RoundResult {
+  round: number;
+  order: string[];
+  routers: Record<string, RouterResult>;
+}
+
+/** A router's result without what only charts need (samples, queue and KV gauges): a round's record. */
+export function roundRouter(r: RouterResult): RouterResult {
+  const { samples: _samples, ...rest } = r;
+  return { ...rest, queue_depth: {}, kv_usage: {} };
 }
 
 /** A router that did not run (or failed to), with why: reports list it, never drop it. */

@@ -41,6 +41,8 @@ export interface RunOptions {
    * each replica with its own in-flight view and prefix index: keys `tokengate×N <front>`.
    */
   gatewayReplicas?: number;
+  /** Run each topology's routers in the reverse of their listed order (`--repeat` alternates it). */
+  reverseRouters?: boolean;
 }
 
 /** How many tokengate processes serve a run, and how the client spreads requests over them. */
@@ -75,6 +77,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   };
   for (const topo of scenario.topologies) {
     const routers = topo.routers.filter((r) => !opts.routers || opts.routers.includes(r));
+    if (opts.reverseRouters) routers.reverse();
     if (routers.length === 0) continue;
     const fleet = await startFleetChild(topo.fleet);
     try {

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeReport } from "../bench/report/write.js";
-import { runScenario } from "../bench/runner.js";
+import { roundDir, runRounds } from "../bench/rounds.js";
 import { getScenario, SCENARIOS } from "../bench/scenarios/index.js";
 import type { RouterName, Scenario } from "../bench/scenarios/scenario.js";
 import { traceScenario } from "../bench/scenarios/trace-replay.js";
@@ -44,6 +44,9 @@ Options:
   --keep-log           also keep tokengate's request log there (gateway-<router>.log), one line per request
   --fleet <file>       for a trace: the simulated engines (SimFleet YAML; default 4 × h100-llama8b)
   --no-progress        no progress bar
+  --repeat <n>         run the same trace n times (1..9), the routers' order alternating each round;
+                       report.md judges the median round's ratios and lists every round (rounds 2..n
+                       also write their own report to <out>/round-<k>/)
   --gateway-replicas <n>  also run tokengate as n replicas (2..16) behind a round-robin front, a front
                        choosing by prompt prefix and one choosing by session, each replica with its own
                        in-flight view and prefix index (keys "tokengate×n <front>")
@@ -68,6 +71,7 @@ function readBenchArgs(argv: string[]) {
       "no-progress": { type: "boolean" },
       virtual: { type: "boolean" },
       "gateway-replicas": { type: "string" },
+      repeat: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -108,6 +112,7 @@ function readBenchArgs(argv: string[]) {
     progress: !values["no-progress"],
     virtual: values.virtual === true,
     gatewayReplicas: intFlag(values["gateway-replicas"], "gateway-replicas", 2, 16),
+    repeat: intFlag(values.repeat, "repeat", 1, 9) ?? 1,
   };
 }
 
@@ -178,19 +183,34 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const outDir = args.out ?? `bench-results/${scenario.name}`;
-  const results = await runScenario(scenario, {
-    seed,
-    quick: args.quick,
-    durationS,
-    routers,
-    trace,
-    progress: args.progress,
-    keepLogDir: args.keepLog ? outDir : undefined,
-    gatewayReplicas: args.gatewayReplicas,
-  });
+  const n = args.repeat;
+  const results = await runRounds(
+    scenario,
+    {
+      seed,
+      quick: args.quick,
+      durationS,
+      routers,
+      trace,
+      progress: args.progress,
+      gatewayReplicas: args.gatewayReplicas,
+    },
+    n,
+    outDir,
+    args.keepLog,
+    (k) => {
+      if (n > 1) process.stderr.write(`round ${k} of ${n}\n`);
+    },
+  );
   const files = await writeReport(results, outDir);
   process.stderr.write(`\nwrote ${files.join(", ")}\n`);
-  const failed = Object.entries(results.routers).filter(([, r]) => r.status === "failed");
-  for (const [name, r] of failed) process.stderr.write(`router ${name} failed: ${r.reason}\n`);
+  if (n > 1) process.stderr.write(`rounds 2..${n}: ${roundDir(outDir, 2).replace(/2$/, "<k>")}\n`);
+  const failed = (results.rounds ?? [{ round: 1, routers: results.routers }]).flatMap((round) =>
+    Object.entries(round.routers)
+      .filter(([, r]) => r.status === "failed")
+      .map(([name, r]) => ({ name, round: round.round, reason: r.reason })),
+  );
+  for (const f of failed)
+    process.stderr.write(`router ${f.name} failed${n > 1 ? ` in round ${f.round}` : ""}: ${f.reason}\n`);
   return failed.length > 0 ? 1 : 0;
 }

@@ -12,6 +12,7 @@ import { figuresRight, mdTable } from "./md-table.js";
 import { predictionSection } from "./prediction-section.js";
 import { prefillTargetSection } from "./prefill-targets.js";
 import { orderClasses } from "./request-classes.js";
+import { roundsSection } from "./rounds-section.js";
 import { type Ran, routerTitle } from "./router-title.js";
 
 export interface ReportOptions {
@@ -32,6 +33,7 @@ export function renderReport(results: BenchResults, opts: ReportOptions = {}): s
     routerList(results),
     acceptanceSection(results, ran),
     prefillTargetSection(results, ran),
+    roundsSection(results),
     classSections(ran),
     groupSections(ran),
     hopSection(ran),
