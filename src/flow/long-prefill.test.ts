@@ -1,23 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import { endpoint } from "../testing/test-endpoint.js";
+import { learnedPool } from "../testing/test-endpoint.js";
 import { LongPrefillGuard, SHORT_SEEN_MS } from "./long-prefill.js";
 
-/** Four endpoints whose fits have learned 50 ms per 1,000 prompt tokens (+ 20 ms), as on an A100. */
+/** Four endpoints whose fits have learned 50 ms per 1,000 prompt tokens (+ 20 ms). */
 function pool(n = 4): EndpointState[] {
-  const eps = Array.from({ length: n }, (_, i) => endpoint(`e${i}`));
-  for (const ep of eps) ep.prefill.peers = eps.map((e) => e.prefill);
-  let t = 0;
-  for (const ep of eps) {
-    for (let i = 0; i < 20; i++) {
-      const tokens = 300 + ((i * 577) % 6000);
-      const lease = ep.acquire(tokens, { uncached: tokens, stream: true }, t);
-      lease.firstToken(t + 20 + (50 * tokens) / 1000);
-      lease.release();
-      t += 100;
-    }
-  }
+  const eps = learnedPool(n);
   assert.ok(eps.every((e) => e.prefill.learned));
   return eps;
 }

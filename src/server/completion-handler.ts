@@ -233,30 +233,37 @@ export async function queueForEndpoint(
 ): Promise<Placement> {
   const { decision } = plan;
   const flow = gen.flow.pools.get(decision.pool)!;
-  const admitted = flow.admit(
-    new RequestTicket({
-      priority: decision.priority,
-      tenant: rec.tenant ?? "anonymous",
-      cost: plan.cost,
-      work: decision.inputTokens,
-      maxQueueMs: decision.maxQueueMs,
-      gate: gen.flow.gateFor(decision.rule),
-      fallbackOptions: decision.queuePolicy?.fallbackOptions ?? RETRY_LATER,
-      endpoints: candidates,
-      bounds: flow.settings,
-      longPrefill: flow.longPrefill,
-      pickAmong,
-      clientGone,
-      stream: plan.profile.stream,
-      pickRequest: plan.pickRequest,
-    }),
-  );
+  const ticket = new RequestTicket({
+    priority: decision.priority,
+    tenant: rec.tenant ?? "anonymous",
+    cost: plan.cost,
+    work: decision.inputTokens,
+    maxQueueMs: decision.maxQueueMs,
+    gate: gen.flow.gateFor(decision.rule),
+    fallbackOptions: decision.queuePolicy?.fallbackOptions ?? RETRY_LATER,
+    endpoints: candidates,
+    bounds: flow.settings,
+    longPrefill: flow.longPrefill,
+    pickAmong,
+    clientGone,
+    stream: plan.profile.stream,
+    pickRequest: plan.pickRequest,
+  });
+  const pausedAtAdmit = ticket.gate?.paused === true;
+  const admitted = flow.admit(ticket);
   let placement: Placement;
-  try {
-    placement = admitted instanceof Promise ? await admitted : admitted;
-  } catch (err) {
-    rec.queueLeftAt = performance.now();
-    throw err;
+  if (admitted instanceof Promise) {
+    try {
+      placement = await admitted;
+    } catch (err) {
+      rec.queueLeftAt = performance.now();
+      throw err;
+    } finally {
+      // It waited: for the last reason a try to place it failed, else its class's pause or its turn.
+      rec.queueReason = ticket.heldBy ?? (pausedAtAdmit ? "paused" : "queue_order");
+    }
+  } else {
+    placement = admitted;
   }
   rec.dispatchedAt = performance.now();
   gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);

@@ -80,6 +80,11 @@ describe("flow control, end to end", () => {
       .sort((a, b) => a - b);
     // One at a time: each waited for the ones before it (~150 ms of engine time each, q-0 ~1 s).
     for (let i = 1; i < 4; i++) assert.ok(waits[i]! > waits[i - 1]! + 50, `waits ${waits.join(", ")} ms`);
+    // And why: q-0 went at once; q-1 found the pod at its bound, as did the others when their turn came.
+    const reason = (id: string) => p.lines.find((l) => l.trace_id === id)!.gateway_queue_reason;
+    assert.equal(reason("q-0"), null);
+    assert.equal(reason("q-1"), "saturated");
+    for (const id of ["q-2", "q-3"]) assert.ok(["saturated", "queue_order"].includes(reason(id)!), id);
     const ep = p.gateway.pools.get("summary-batch")!.endpoints[0]!;
     assert.equal(ep.inflightRequests, 0);
     assert.deepEqual(
@@ -122,6 +127,12 @@ describe("flow control, end to end", () => {
     assert.equal(line.status, "client_cancelled");
     assert.equal(line.endpoint, null, "never sent to an engine");
     assert.equal(p.lines.find((l) => l.trace_id === "late")!.error_code, "queue_timeout");
+    assert.equal(p.lines.find((l) => l.trace_id === "late")!.gateway_queue_reason, "saturated");
+    assert.equal(
+      line.gateway_queue_reason,
+      "saturated",
+      "a request cancelled in the queue says why it waited",
+    );
     assert.equal(p.replicas.batch[0]!.engine.stats.finished.abort, 0);
     assert.equal(p.gateway.pools.get("summary-batch")!.endpoints[0]!.inflightRequests, 0);
   });
@@ -225,5 +236,6 @@ describe("flow control, end to end", () => {
     assert.equal(line.endpoint, null, "never sent to an engine");
     assert.equal(line.error_code, "inference_queue_paused");
     assert.ok((line.gateway_queue_ms ?? 0) >= 190, "the log line shows the wait");
+    assert.equal(line.gateway_queue_reason, "paused");
   });
 });

@@ -31,6 +31,8 @@ export class RequestRecord {
   dispatchedAt = Number.NaN;
   /** When a request refused or abandoned in the gateway queue left it (its wait is logged too). */
   queueLeftAt = Number.NaN;
+  /** Why it waited in the gateway queue (a QueueHold, `paused` or `queue_order`); null: placed at once. */
+  queueReason: string | null = null;
   firstTokenAt = Number.NaN;
   runtimeQueueMs: number | null = null;
   prefillMs: number | null = null;
@@ -99,6 +101,7 @@ export class RequestRecord {
       gateway_queue_ms: ms(
         (Number.isFinite(this.dispatchedAt) ? this.dispatchedAt : this.queueLeftAt) - this.t0,
       ),
+      gateway_queue_reason: this.queueReason,
       runtime_queue_ms: this.runtimeQueueMs,
       prefill_ms: this.prefillMs,
       decode_ms: this.decodeMs,

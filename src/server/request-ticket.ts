@@ -17,6 +17,12 @@ import type { ClientGone } from "./client-gone.js";
 import type { Placement } from "./gateway-runtime.js";
 import type { PickAmong } from "./pick-request.js";
 
+/**
+ * Why a try to place a request failed: every candidate over its saturation bounds (or the predicted-wait
+ * bound), the long-prefill guard held it, or no candidate the picker would take.
+ */
+export type QueueHold = "saturated" | "long_prefill" | "no_match";
+
 /** The queue's view of a ticket: its order and its refusal options. */
 type TicketFields = Omit<FlowTicket<Placement>, "signal" | "place">;
 
@@ -55,6 +61,8 @@ export class RequestTicket implements FlowTicket<Placement> {
   lastMiss: "full" | "no_match" | null = null;
   /** Why the last try held it back as a long prompt (flow/long-prefill.ts), or null. */
   heldLong: string | null = null;
+  /** Why the last try that failed to place it failed (the log's `gateway_queue_reason`), or null. */
+  heldBy: QueueHold | null = null;
   private readonly init: RequestTicketInit;
   private readonly since = Date.now();
 
@@ -97,6 +105,7 @@ export class RequestTicket implements FlowTicket<Placement> {
     const roomy = bounds.enabled ? placeable(endpoints, bounds, cost, Date.now(), soft) : endpoints;
     if (roomy === null || roomy.length === 0) {
       this.lastMiss = "full";
+      this.heldBy = "saturated";
       return null;
     }
     const pick = pickAmong(roomy);
@@ -107,6 +116,7 @@ export class RequestTicket implements FlowTicket<Placement> {
         : null;
     const placed = this.heldLong === null ? placeOn(pick, cost, this.init.stream) : null;
     this.lastMiss = placed === null ? "no_match" : null;
+    if (placed === null) this.heldBy = this.heldLong === null ? "no_match" : "long_prefill";
     const adapter = this.init.pickRequest.lora;
     if (adapter !== null) this.roomForAdapter(adapter, placed);
     return placed;

@@ -29,6 +29,12 @@ export interface RequestLogLine {
   output_tokens: number | null;
   max_tokens: number | null;
   gateway_queue_ms: number | null;
+  /**
+   * Why it waited in the gateway queue: the last reason a try to place it failed (`saturated`,
+   * `long_prefill`, `no_match`), else `paused` (its class was paused when it came) or `queue_order`
+   * (its turn behind other requests); null: no wait.
+   */
+  gateway_queue_reason: string | null;
   runtime_queue_ms: number | null;
   prefill_ms: number | null;
   decode_ms: number | null;
