@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { syntheticNoisyNeighbor } from "../../testing/synthetic-noisy-neighbor.js";
 import { syntheticResults } from "../../testing/synthetic-results.js";
 import { renderReport } from "./markdown.js";
+import { times } from "./prefill-targets.js";
 
 /** The cells of every table row of `md` whose first cell starts with `label`. */
 function rows(md: string, label: string): string[][] {
@@ -91,5 +92,19 @@ describe("report: issue 13 targets", () => {
 
   it("is left out of scenarios that declare neither target", () => {
     assert.doesNotMatch(renderReport(syntheticResults()), /Issue 13 targets/);
+  });
+});
+
+describe("report: ratios beside a bound", () => {
+  it("shows two digits, and more where two would round onto the bound", () => {
+    assert.equal(times(0.6234, 0.7), "0.62×");
+    assert.equal(times(0.7015, 0.7), "0.702×");
+    assert.equal(times(0.5016, 0.5), "0.502×");
+    assert.equal(times(0.6996, 0.7), "0.6996×");
+    assert.equal(times(0.7, 0.7), "0.70×");
+    assert.equal(times(1.996, 2), "1.996×");
+    assert.equal(times(1.96, 2), "1.96×");
+    assert.equal(times(2.004, 2), "2.004×");
+    assert.equal(times(null, 0.7), "n/a");
   });
 });

@@ -39,8 +39,19 @@ export function ratioOf(mine: number | null, base: number | null): number | null
   return mine === null || base === null || base <= 0 ? null : mine / base;
 }
 
-const times = (x: number | null) => (x === null ? "n/a" : `${formatNumber(x, 2)}×`);
-const isRouter = (name: string, router: string) => name === router || name.startsWith(`${router}@`);
+/**
+ * A ratio as text, "0.62×": two digits, more (up to four) where fewer would round it onto `bound` and
+ * hide which side of the target it is on (0.7015 shows as "0.702×", not "0.70×" beside "not met").
+ */
+export function times(x: number | null, bound?: number): string {
+  if (x === null) return "n/a";
+  let digits = 2;
+  while (digits < 4 && bound !== undefined && x !== bound && Math.abs(x - bound) < 0.5 * 10 ** -digits)
+    digits++;
+  return `${formatNumber(x, digits)}×`;
+}
+
+export const isRouter = (name: string, router: string) => name === router || name.startsWith(`${router}@`);
 
 function targetTable(ran: Ran): string {
   const tokengates = ran.filter(([n]) => isRouter(n, "tokengate"));
@@ -58,7 +69,7 @@ function targetTable(ran: Ran): string {
         routerTitle(name, r),
         formatMs(t.figure(r)),
         formatMs(t.figure(base)),
-        times(ratio),
+        times(ratio, t.atMost),
         verdict(ratio, t.atMost) ?? "n/a",
       ];
     }),
@@ -88,10 +99,10 @@ function burstTable(ran: Ran): string {
       `${b.quiet_during.count} / ${b.quiet_without.count}`,
       formatMs(b.quiet_during.ttft_ms.p99),
       formatMs(b.quiet_without.ttft_ms.p99),
-      times(b.p99_ratio),
+      times(b.p99_ratio, BURST_P99_AT_MOST),
       verdict(b.p99_ratio, BURST_P99_AT_MOST) ?? "n/a",
       formatMs(b.quiet_before.ttft_ms.p99),
-      times(b.p99_ratio_before),
+      times(b.p99_ratio_before, BURST_P99_AT_MOST),
       verdict(b.p99_ratio_before, BURST_P99_AT_MOST) ?? "n/a",
     ];
   });

@@ -6,7 +6,7 @@ import type { BenchResults, RoundResult, RouterResult } from "../results.js";
 import { formatMs, formatNumber } from "./format.js";
 import { figuresRight, mdTable } from "./md-table.js";
 import { PREDICTION_P50_BELOW_PCT } from "./prediction-section.js";
-import { BURST_P99_AT_MOST, PREFILL_TARGETS, ratioOf } from "./prefill-targets.js";
+import { BURST_P99_AT_MOST, isRouter, PREFILL_TARGETS, ratioOf, times } from "./prefill-targets.js";
 
 /** The median of the finite values (the mean of the middle two for an even count); null for none. */
 export function median(values: readonly (number | null)[]): number | null {
@@ -16,8 +16,6 @@ export function median(values: readonly (number | null)[]): number | null {
   return v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 }
 
-const times = (x: number | null) => (x === null ? "n/a" : `${formatNumber(x, 2)}×`);
-const isRouter = (name: string, router: string) => name === router || name.startsWith(`${router}@`);
 const ok = (r: RouterResult | undefined): r is RouterResult => r?.status === "ok";
 
 /** One row per judged figure: a cell per round, the median and its verdict, the rounds that met it. */
@@ -50,7 +48,7 @@ function judgedRows(tgName: string, baseName: string | null, results: BenchResul
           if (!ok(mine) || !ok(base)) return { text: "n/a", value: null };
           const ratio = ratioOf(t.figure(mine), t.figure(base));
           return {
-            text: `${formatMs(t.figure(mine))} / ${formatMs(t.figure(base))} (${times(ratio)})`,
+            text: `${formatMs(t.figure(mine))} / ${formatMs(t.figure(base))} (${times(ratio, t.atMost)})`,
             value: ratio,
           };
         },
@@ -66,7 +64,7 @@ function judgedRows(tgName: string, baseName: string | null, results: BenchResul
       if (!b) return { text: "n/a", value: null };
       const other = pick === "p99_ratio" ? b.quiet_without : b.quiet_before;
       return {
-        text: `${formatMs(b.quiet_during.ttft_ms.p99)} / ${formatMs(other.ttft_ms.p99)} (${times(b[pick])})`,
+        text: `${formatMs(b.quiet_during.ttft_ms.p99)} / ${formatMs(other.ttft_ms.p99)} (${times(b[pick], BURST_P99_AT_MOST)})`,
         value: b[pick],
       };
     },
@@ -107,7 +105,7 @@ function targetsTable(tgName: string, baseName: string | null, results: BenchRes
     const values = cells.map((c) => c.value);
     const mid = median(values);
     const met = values.filter((v) => judge(v, j) === "met").length;
-    const shown = j.below ? (mid === null ? "n/a" : `${formatNumber(mid, 1)}%`) : times(mid);
+    const shown = j.below ? (mid === null ? "n/a" : `${formatNumber(mid, 1)}%`) : times(mid, j.bound);
     return [
       j.label,
       j.target,
