@@ -21,13 +21,18 @@ function header(headers: IncomingHttpHeaders, name: string): string | null {
   return s === undefined || s.trim() === "" ? null : s.trim();
 }
 
+/** The request's tenant (the trusted `x-ai-tenant` header), or `anonymous`. */
+export function tenantOf(headers: IncomingHttpHeaders): string {
+  return header(headers, TENANT_HEADER) ?? ANONYMOUS;
+}
+
 /** The query of an API request whose body named `model`. */
 export function queryOfRequest(
   config: DirectorConfig,
   headers: IncomingHttpHeaders,
   model: string,
 ): DirectorQuery {
-  const tenant = header(headers, TENANT_HEADER) ?? ANONYMOUS;
+  const tenant = tenantOf(headers);
   const given = config.affinity.header === null ? null : header(headers, config.affinity.header);
   return {
     tenant,

@@ -279,6 +279,32 @@ describe("director, answer API", () => {
 });
 
 describe("director, summaries", () => {
+  it("lists the models its regions serve to the openai client, by the tenant's residency", async () => {
+    const c = await FakeRegion.start({ name: "c", models: ["m", "c-only"] });
+    const s = await setup({ residency: { "t-ab": ["a", "b"] } }, [c]);
+    const client = (tenant?: string) =>
+      new OpenAI({
+        baseURL: `${s.director.url}/v1`,
+        apiKey: "sk-test",
+        maxRetries: 0,
+        defaultHeaders: tenant ? { "x-ai-tenant": tenant } : {},
+      });
+    const ids = async (tenant?: string) => {
+      const list = await client(tenant).models.list();
+      return list.data.map((m) => m.id);
+    };
+    assert.deepEqual(await ids(), ["c-only", "m"]);
+    assert.deepEqual(await ids("t-ab"), ["m"]);
+    const one = await client().models.retrieve("c-only");
+    assert.deepEqual([one.id, one.object, one.owned_by], ["c-only", "model", "tokengate"]);
+    await assert.rejects(client("t-ab").models.retrieve("c-only"), (err: unknown) => {
+      assert.ok(err instanceof OpenAI.NotFoundError);
+      assert.equal((err.error as any).code, "model_not_found");
+      return true;
+    });
+    assert.equal((await post(`${s.director.url}/v1/models`, "{}")).status, 405);
+  });
+
   it("uses a pushed summary; refuses a bad one with 400 naming the field", async () => {
     const s = await setup({ polling: { intervalMs: 60_000, staleAfterMs: 120_000, timeoutMs: 500 } });
     const push = (summary: unknown) =>

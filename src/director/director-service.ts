@@ -1,15 +1,18 @@
 // The running director (`tokengate director`): polls the regions' summaries into its decision core, and
-// answers on one listener — the API (POST /v1/*, forwarded or redirected to the chosen region), the
-// answer API for DNS/GSLB, explain, regions, summary pushes, health, readiness and metrics.
+// answers on one listener — the API (POST /v1/*, forwarded or redirected to the chosen region; GET
+// /v1/models from the regions' summaries), the answer API for DNS/GSLB, explain, regions, summary pushes, health, readiness and metrics.
 
 import http from "node:http";
 import { GatewayError } from "../errors/gateway-error.js";
 import { close, listen } from "../server/http-listen.js";
 import { traceIdFrom } from "../server/identify.js";
+import { routeModelNames } from "../server/model-list.js";
 import { traceContextFrom } from "../server/trace-context.js";
 import { UpstreamPools } from "../server/upstream-pools.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { DirectorMetrics } from "./director-metrics.js";
+import { directorModelNames } from "./director-models.js";
+import { tenantOf } from "./director-query.js";
 import { type RequestContext, serveApiRequest } from "./director-request.js";
 import { routeDirector } from "./director-routes.js";
 import type { DirectorConfig, DirectorCore } from "./director-types.js";
@@ -166,6 +169,12 @@ class DirectorService implements RequestContext, RunningDirector {
     if (this.stopping) res.setHeader("connection", "close");
     try {
       if (path.startsWith("/v1/")) {
+        if (routeModelNames(() => this.modelNames(req), req, res, path)) return;
+        if (path === "/v1/models" || path.startsWith("/v1/models/")) {
+          req.resume();
+          new GatewayError("method_not_allowed", `the director takes GET on ${path}`).send(res, "none");
+          return;
+        }
         if (req.method !== "POST") {
           req.resume();
           new GatewayError("method_not_allowed", `the director takes POST on ${path}`).send(res, "none");
@@ -180,6 +189,11 @@ class DirectorService implements RequestContext, RunningDirector {
     } catch (err) {
       this.internalError(err, res);
     }
+  }
+
+  /** The aliases the caller's tenant (`x-ai-tenant`) could be routed with now. */
+  private modelNames(req: http.IncomingMessage): string[] {
+    return directorModelNames(this.config, this.core.regions(this.clock()), tenantOf(req.headers));
   }
 
   private serveApi(req: http.IncomingMessage, res: http.ServerResponse): void {

@@ -1,5 +1,6 @@
 // GET /v1/models and GET /v1/models/{id}: what a caller may send as `model` — the aliases and the LoRA
 // adapters their pools serve — in the OpenAI shape (the official client's models.list and retrieve).
+// The director answers the same two routes with its regions' aliases (`routeModelNames`).
 
 import type http from "node:http";
 import type { GatewayConfigSet } from "../config/config-set.js";
@@ -9,21 +10,31 @@ import { sendJson } from "./admin-body.js";
 
 const PREFIX = "/v1/models/";
 
-/** Answers GET /v1/models and /v1/models/{id}; false for any other request. */
+/** Answers GET /v1/models and /v1/models/{id} with the config's served names; false for any other request. */
 export function routeModels(
   config: GatewayConfigSet,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   path: string,
 ): boolean {
+  return routeModelNames(() => servedModelNames(config), req, res, path);
+}
+
+/** Answers GET /v1/models and /v1/models/{id} from `names` (read only for those routes); false otherwise. */
+export function routeModelNames(
+  names: () => readonly string[],
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  path: string,
+): boolean {
   if (req.method !== "GET") return false;
   if (path === "/v1/models") {
-    sendJson(res, 200, modelList(config));
+    sendJson(res, 200, modelList(names()));
     return true;
   }
   if (!path.startsWith(PREFIX)) return false;
   try {
-    sendJson(res, 200, modelById(config, safeDecode(path.slice(PREFIX.length))));
+    sendJson(res, 200, modelById(names(), safeDecode(path.slice(PREFIX.length))));
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     err.send(res, "none");
@@ -38,13 +49,12 @@ export interface ModelObject {
   readonly owned_by: string;
 }
 
-export function modelList(config: GatewayConfigSet): { object: "list"; data: ModelObject[] } {
-  return { object: "list", data: servedModelNames(config).map(modelObject) };
+export function modelList(names: readonly string[]): { object: "list"; data: ModelObject[] } {
+  return { object: "list", data: names.map(modelObject) };
 }
 
 /** One model by id (ids may contain '/', as `org/adapter` does); 404 `model_not_found` otherwise. */
-export function modelById(config: GatewayConfigSet, id: string): ModelObject {
-  const names = servedModelNames(config);
+export function modelById(names: readonly string[], id: string): ModelObject {
   if (!names.includes(id)) {
     throw new GatewayError(
       "model_not_found",
