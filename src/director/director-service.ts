@@ -1,6 +1,7 @@
 // The running director (`tokengate director`): polls the regions' summaries into its decision core, and
 // answers on one listener — the API (POST /v1/*, forwarded or redirected to the chosen region; GET
-// /v1/models from the regions' summaries), the answer API for DNS/GSLB, explain, regions, summary pushes, health, readiness and metrics.
+// /v1/models from the regions' summaries), the answer API for DNS/GSLB, explain, regions, summary
+// pushes, health, readiness and metrics.
 
 import http from "node:http";
 import { GatewayError } from "../errors/gateway-error.js";

@@ -17,6 +17,8 @@ export function routeModels(
   res: http.ServerResponse,
   path: string,
 ): boolean {
+  // Every request passes here: the completions' POSTs leave before any closure is made.
+  if (req.method !== "GET") return false;
   return routeModelNames(() => servedModelNames(config), req, res, path);
 }
 
