@@ -4,31 +4,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { FleetSpec } from "../sim/fleet.js";
+import { instantFleet } from "../testing/instant-fleet.js";
 import { renderReport } from "./report/markdown.js";
 import { roundDir, runRounds } from "./rounds.js";
 import { traceScenario } from "./scenarios/trace-replay.js";
 import type { TraceRequest } from "./trace.js";
 
-const fleet: FleetSpec = {
-  name: "f",
-  host: "127.0.0.1",
-  seed: 1,
-  groups: [
-    {
-      name: "engines",
-      replicas: 2,
-      port: 0,
-      profile: "instant",
-      model: "model",
-      dialect: "vllm",
-      engine: {},
-      outputLenDist: "max",
-      streamInterval: 1,
-      faults: {},
-    },
-  ],
-};
+const fleet = instantFleet("f");
 
 const trace: TraceRequest[] = Array.from({ length: 10 }, (_, i) => ({
   t_ms: i * 40,

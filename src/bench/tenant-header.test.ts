@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { FleetSpec } from "../sim/fleet.js";
+import { instantFleet } from "../testing/instant-fleet.js";
 import { findNginx, startBaseline } from "./nginx.js";
 import { replay } from "./replay.js";
 import { runScenario } from "./runner.js";
@@ -31,30 +31,10 @@ function trace(n: number): TraceRequest[] {
   }));
 }
 
-const instantFleet: FleetSpec = {
-  name: "tenants",
-  host: "127.0.0.1",
-  seed: 1,
-  groups: [
-    {
-      name: "engines",
-      replicas: 2,
-      port: 0,
-      profile: "instant",
-      model: "model",
-      dialect: "vllm",
-      engine: {},
-      outputLenDist: "max",
-      streamInterval: 1,
-      faults: {},
-    },
-  ],
-};
-
 describe("tenants in the harness", () => {
   it("tokengate's request log shows each trace request's tenant, never anonymous", async () => {
     const requests = trace(9);
-    const t = traceScenario("tenants", instantFleet).topologies[0]!;
+    const t = traceScenario("tenants", instantFleet("tenants")).topologies[0]!;
     const scenario: Scenario = {
       name: "tenants",
       description: "three tenants",
