@@ -1,6 +1,6 @@
 // The batch store's SQL: its schema and every statement it runs, prepared once per connection.
 
-import type Database from "better-sqlite3";
+import type { SqliteFile } from "../sqlite/sqlite-file.js";
 import type { BatchRow, FileRow, LineRow } from "./batch-rows.js";
 import type { BatchStatus, LineState } from "./batch-types.js";
 
@@ -91,7 +91,7 @@ const BATCH_COLUMNS =
   "finalizing_at, completed_at, failed_at, expired_at, cancelling_at, cancelled_at, metadata, errors, " +
   "output_file_id, error_file_id, request_total, request_completed, request_failed";
 
-export function prepareAll(db: Database.Database) {
+export function prepareAll(db: SqliteFile) {
   return {
     insertFile: db.prepare<[string, string, string, string, number, number, Buffer]>(
       "INSERT INTO files (id, tenant, purpose, filename, bytes, created_at, content) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -99,14 +99,14 @@ export function prepareAll(db: Database.Database) {
     getFile: db.prepare<[string, string], FileRow>(
       `SELECT ${FILE_COLUMNS} FROM files WHERE id = ? AND tenant = ?`,
     ),
-    fileContent: db.prepare<[string, string], { content: Buffer }>(
+    fileContent: db.prepare<[string, string], { content: Uint8Array }>(
       "SELECT content FROM files WHERE id = ? AND tenant = ?",
     ),
     deleteFile: db.prepare<[string, string]>("DELETE FROM files WHERE id = ? AND tenant = ?"),
     insertChunk: db.prepare<[string, number, Buffer, number]>(
       "INSERT INTO file_chunks (file_id, seq, data, written_at) VALUES (?, ?, ?, ?)",
     ),
-    chunk: db.prepare<[string, number], { data: Buffer }>(
+    chunk: db.prepare<[string, number], { data: Uint8Array }>(
       "SELECT data FROM file_chunks WHERE file_id = ? AND seq = ?",
     ),
     deleteChunks: db.prepare<[string]>("DELETE FROM file_chunks WHERE file_id = ?"),

@@ -8,7 +8,7 @@
 // are swept as orphans). Batches whose creator died while writing their lines are failed here too.
 
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type Database from "better-sqlite3";
+import type { SqliteFile } from "../sqlite/sqlite-file.js";
 import type { prepareAll } from "./batch-sql.js";
 import { type BatchRow, newBatchRequestId, seconds } from "./batch-store.js";
 import { type BatchErrors, type BatchRequestOutput, FINAL_STATUSES } from "./batch-types.js";
@@ -45,7 +45,7 @@ export function holdWriter(stmts: Statements, id: string, writer: string, now: n
 
 export class SqliteBatchEndings {
   constructor(
-    private readonly db: Database.Database,
+    private readonly db: SqliteFile,
     private readonly stmts: Statements,
     private readonly files: SqliteBatchFiles,
     private readonly writer: string,
@@ -81,16 +81,14 @@ export class SqliteBatchEndings {
     };
     const failed: string[] = [];
     for (const { batch_id } of this.stmts.lapsedCreations.all(now)) {
-      this.db
-        .transaction(() => {
-          const w = this.stmts.getWriter.get(batch_id);
-          if (w?.phase !== "create" || w.lease_until >= now) return;
-          this.stmts.deleteLines.run(batch_id);
-          this.stmts.deleteWriter.run(batch_id);
-          this.stmts.failBatch.run(seconds(now), JSON.stringify(errors), batch_id);
-          failed.push(batch_id);
-        })
-        .immediate();
+      this.db.transaction(() => {
+        const w = this.stmts.getWriter.get(batch_id);
+        if (w?.phase !== "create" || w.lease_until >= now) return;
+        this.stmts.deleteLines.run(batch_id);
+        this.stmts.deleteWriter.run(batch_id);
+        this.stmts.failBatch.run(seconds(now), JSON.stringify(errors), batch_id);
+        failed.push(batch_id);
+      });
     }
     return failed;
   }
@@ -103,22 +101,20 @@ export class SqliteBatchEndings {
     const output = await this.writeResults(id, b.tenant, `${id}_output.jsonl`, "succeeded", now);
     const errors = await this.writeResults(id, b.tenant, `${id}_error.jsonl`, "errors", now);
     const errorFile = errors.row.bytes > 0 ? errors : null;
-    return this.db
-      .transaction((): boolean => {
-        holdWriter(this.stmts, id, this.writer, now);
-        this.files.commit(output);
-        if (errorFile) this.files.commit(errorFile);
-        this.stmts.finalize.run({
-          id,
-          status: ending.status,
-          at: seconds(now),
-          output_file_id: output.row.id,
-          error_file_id: errorFile?.row.id ?? null,
-        });
-        this.stmts.deleteWriter.run(id);
-        return true;
-      })
-      .immediate();
+    return this.db.transaction((): boolean => {
+      holdWriter(this.stmts, id, this.writer, now);
+      this.files.commit(output);
+      if (errorFile) this.files.commit(errorFile);
+      this.stmts.finalize.run({
+        id,
+        status: ending.status,
+        at: seconds(now),
+        output_file_id: output.row.id,
+        error_file_id: errorFile?.row.id ?? null,
+      });
+      this.stmts.deleteWriter.run(id);
+      return true;
+    });
   }
 
   /**
@@ -127,22 +123,20 @@ export class SqliteBatchEndings {
    * the finalizer's lease. Its ending, or null.
    */
   private seal(id: string, now: number): Ending | null {
-    return this.db
-      .transaction((): Ending | null => {
-        const b = this.stmts.getBatchById.get(id);
-        if (!b || FINAL_STATUSES.has(b.status)) return null;
-        const w = this.stmts.getWriter.get(id);
-        if (w && w.lease_until >= now) return null;
-        const ending = w?.phase === "finalize" ? ENDINGS[w.ending ?? ""] : endingOf(b);
-        if (!ending) return null;
-        const { live, open } = this.stmts.unfinished.get({ id, now })!;
-        if (live > 0 || (ending.status === "completed" && open > 0)) return null;
-        if (ending.status !== "completed") this.closeOpenLines(id, ending.code, now);
-        this.stmts.seal.run(seconds(now), id);
-        this.stmts.putWriter.run(id, "finalize", this.writer, now + WRITER_LEASE_MS, ending.status);
-        return ending;
-      })
-      .immediate();
+    return this.db.transaction((): Ending | null => {
+      const b = this.stmts.getBatchById.get(id);
+      if (!b || FINAL_STATUSES.has(b.status)) return null;
+      const w = this.stmts.getWriter.get(id);
+      if (w && w.lease_until >= now) return null;
+      const ending = w?.phase === "finalize" ? ENDINGS[w.ending ?? ""] : endingOf(b);
+      if (!ending) return null;
+      const { live, open } = this.stmts.unfinished.get({ id, now })!;
+      if (live > 0 || (ending.status === "completed" && open > 0)) return null;
+      if (ending.status !== "completed") this.closeOpenLines(id, ending.code, now);
+      this.stmts.seal.run(seconds(now), id);
+      this.stmts.putWriter.run(id, "finalize", this.writer, now + WRITER_LEASE_MS, ending.status);
+      return ending;
+    });
   }
 
   /** Pending lines, and running ones whose lease ran out, closed with the ending's record. */

@@ -5,7 +5,7 @@
 // died are deleted once they are an hour old.
 
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type Database from "better-sqlite3";
+import { asBuffer, type SqliteFile } from "../sqlite/sqlite-file.js";
 import type { prepareAll } from "./batch-sql.js";
 import {
   clampLimit,
@@ -36,7 +36,7 @@ export class SqliteBatchFiles {
   private sweptAt = 0;
 
   constructor(
-    private readonly db: Database.Database,
+    private readonly db: SqliteFile,
     private readonly stmts: ReturnType<typeof prepareAll>,
   ) {
     this.sweepOrphans(Date.now());
@@ -62,24 +62,22 @@ export class SqliteBatchFiles {
   async content(tenant: string, id: string): Promise<Buffer | null> {
     const row = this.stmts.fileContent.get(id, tenant);
     if (!row) return null;
-    const pieces = [row.content];
+    const pieces = [asBuffer(row.content)];
     for (let seq = 1; ; seq++) {
       await nextTurn();
       const c = this.stmts.chunk.get(id, seq);
       if (!c) break;
-      pieces.push(c.data);
+      pieces.push(asBuffer(c.data));
     }
     return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
   }
 
   delete(tenant: string, id: string): boolean {
-    return this.db
-      .transaction(() => {
-        if (this.stmts.deleteFile.run(id, tenant).changes === 0) return false;
-        this.stmts.deleteChunks.run(id);
-        return true;
-      })
-      .immediate();
+    return this.db.transaction(() => {
+      if (this.stmts.deleteFile.run(id, tenant).changes === 0) return false;
+      this.stmts.deleteChunks.run(id);
+      return true;
+    });
   }
 
   list(
@@ -114,12 +112,10 @@ export class SqliteBatchFiles {
   ): Promise<UncommittedFile> {
     const id = newFileId();
     const pieces = new PieceWriter((data, seq) => {
-      this.db
-        .transaction(() => {
-          guard();
-          this.stmts.insertChunk.run(id, seq, data, now);
-        })
-        .immediate();
+      this.db.transaction(() => {
+        guard();
+        this.stmts.insertChunk.run(id, seq, data, now);
+      });
     });
     await produce((b) => pieces.add(b));
     const { first, bytes } = pieces.end();

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import Database from "better-sqlite3";
+import { SqliteFile } from "../sqlite/sqlite-file.js";
 import type { NewBatchLine } from "./batch-store.js";
 import type { BatchRequestOutput } from "./batch-types.js";
 import { FILE_PIECE_BYTES } from "./sqlite-batch-files.js";
@@ -77,7 +77,7 @@ describe("sqlite batch store: big writes in pieces", () => {
     );
     assert.ok(turns >= 3, `the loop ran between pieces (${turns} turns)`);
     assert.equal(f.bytes, content.length);
-    const raw = new Database(path, { readonly: true });
+    const raw = SqliteFile.open(path, { readOnly: true });
     const chunks = () =>
       (raw.prepare("SELECT COUNT(*) AS n FROM file_chunks WHERE file_id = ?").get(f.id) as { n: number }).n;
     assert.equal(chunks(), 3, "the first piece in the file's row, three more apart");
@@ -130,7 +130,7 @@ describe("sqlite batch store: big writes in pieces", () => {
     const s = SqliteBatchStore.open(path);
     const b = await s.createBatch(batchOf(bigLines(3, 10)), T0);
     // As a creator that died after the first piece leaves it: validating, its writer's lease running.
-    const raw = new Database(path);
+    const raw = SqliteFile.open(path);
     raw.prepare("UPDATE batches SET status = 'validating', in_progress_at = NULL WHERE id = ?").run(b.id);
     raw
       .prepare(
@@ -161,7 +161,7 @@ describe("sqlite batch store: big writes in pieces", () => {
       await s.finishLine("w", c.batchId, c.line, { state: "succeeded", result: ok(c.customId) }, T0);
     }
     // As a finalizer that died after its seal and one piece of the output leaves it.
-    const raw = new Database(path);
+    const raw = SqliteFile.open(path);
     raw
       .prepare("UPDATE batches SET status = 'finalizing', finalizing_at = ? WHERE id = ?")
       .run(T0 / 1000, b.id);

@@ -1,10 +1,10 @@
-// The batch store in an embedded SQLite file (better-sqlite3): uploaded files (their bytes too), batch
+// The batch store in an embedded SQLite file (node:sqlite): uploaded files (their bytes too), batch
 // jobs, and every line of every job with its state and result; the contract is batch-store.ts's. Every
 // replica of the gateway that opens the same file shares it: claims, results and endings are
 // `BEGIN IMMEDIATE` transactions, so the file's write lock is what keeps two replicas from taking one
 // line or ending one batch twice.
 //
-// better-sqlite3 runs each statement synchronously on the event loop, so nothing big is written in one
+// node:sqlite runs each statement synchronously on the event loop, so nothing big is written in one
 // go: a file's bytes go in 1 MiB pieces (file_chunks, the file's row last), a new batch's lines in pieces
 // of about 256 KiB while it is `validating` under a writer's lease, and a batch's output and error files
 // piece by piece between a seal (the batch `finalizing`, its unrun lines closed, a finalizer's lease) and
@@ -15,7 +15,7 @@
 
 import { randomUUID } from "node:crypto";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import Database from "better-sqlite3";
+import { SqliteFile } from "../sqlite/sqlite-file.js";
 import { prepareAll, SCHEMA } from "./batch-sql.js";
 import {
   BATCH_PAGE_DEFAULT,
@@ -51,7 +51,7 @@ export interface BatchStoreOptions {
 export const LINE_PIECE_BYTES = 256 << 10;
 export class SqliteBatchStore implements BatchStore {
   readonly kind = "sqlite";
-  private readonly db: Database.Database;
+  private readonly db: SqliteFile;
   private readonly stmts: ReturnType<typeof prepareAll>;
   /** This store's name as a writer of batches. */
   private readonly writer = `w-${randomUUID()}`;
@@ -62,10 +62,11 @@ export class SqliteBatchStore implements BatchStore {
     readonly path: string,
     opts: BatchStoreOptions,
   ) {
-    this.db = new Database(path, { timeout: opts.busyTimeoutMs ?? 5000 });
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma(`synchronous = ${opts.synchronous ?? "FULL"}`);
-    this.db.pragma("foreign_keys = ON");
+    this.db = SqliteFile.open(path, {
+      busyTimeoutMs: opts.busyTimeoutMs ?? 5000,
+      synchronous: opts.synchronous ?? "FULL",
+      foreignKeys: true,
+    });
     this.db.exec(SCHEMA);
     this.stmts = prepareAll(this.db);
     this.files = new SqliteBatchFiles(this.db, this.stmts);
@@ -83,7 +84,7 @@ export class SqliteBatchStore implements BatchStore {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    this.db.close();
   }
 
   // --- Files -------------------------------------------------------------------------------------------
@@ -117,12 +118,10 @@ export class SqliteBatchStore implements BatchStore {
     const bodies = b.lines.map((l) => (typeof l.body === "string" ? l.body : JSON.stringify(l.body)));
     assertDistinct(b.lines);
     const id = newBatchId();
-    this.db
-      .transaction(() => {
-        this.insertBatch(id, b, now, { status: "validating", errors: null, total: b.lines.length });
-        this.stmts.putWriter.run(id, "create", this.writer, now + WRITER_LEASE_MS, null);
-      })
-      .immediate();
+    this.db.transaction(() => {
+      this.insertBatch(id, b, now, { status: "validating", errors: null, total: b.lines.length });
+      this.stmts.putWriter.run(id, "create", this.writer, now + WRITER_LEASE_MS, null);
+    });
     try {
       let i = 0;
       while (i < b.lines.length) {
@@ -130,23 +129,19 @@ export class SqliteBatchStore implements BatchStore {
         let bytes = 0;
         const from = i;
         while (i < b.lines.length && (i === from || bytes < LINE_PIECE_BYTES)) bytes += bodies[i++]!.length;
-        this.db
-          .transaction(() => {
-            holdWriter(this.stmts, id, this.writer, now);
-            for (let k = from; k < i; k++) {
-              const l = b.lines[k]!;
-              this.stmts.insertLine.run(id, l.line, l.customId, bodies[k]!);
-            }
-          })
-          .immediate();
-      }
-      this.db
-        .transaction(() => {
+        this.db.transaction(() => {
           holdWriter(this.stmts, id, this.writer, now);
-          this.stmts.startBatch.run(seconds(now), id);
-          this.stmts.deleteWriter.run(id);
-        })
-        .immediate();
+          for (let k = from; k < i; k++) {
+            const l = b.lines[k]!;
+            this.stmts.insertLine.run(id, l.line, l.customId, bodies[k]!);
+          }
+        });
+      }
+      this.db.transaction(() => {
+        holdWriter(this.stmts, id, this.writer, now);
+        this.stmts.startBatch.run(seconds(now), id);
+        this.stmts.deleteWriter.run(id);
+      });
     } catch (err) {
       if (!(err instanceof LostWriter)) this.dropBatch(id);
       throw err;
@@ -188,13 +183,11 @@ export class SqliteBatchStore implements BatchStore {
 
   /** A creation that threw part-way: the batch and the lines written so far go. */
   private dropBatch(id: string): void {
-    this.db
-      .transaction(() => {
-        this.stmts.deleteLines.run(id);
-        this.stmts.deleteWriter.run(id);
-        this.stmts.deleteBatch.run(id);
-      })
-      .immediate();
+    this.db.transaction(() => {
+      this.stmts.deleteLines.run(id);
+      this.stmts.deleteWriter.run(id);
+      this.stmts.deleteBatch.run(id);
+    });
   }
 
   async getBatch(tenant: string, id: string): Promise<BatchRow | null> {
@@ -235,13 +228,11 @@ export class SqliteBatchStore implements BatchStore {
 
   async expireDue(now = Date.now()): Promise<string[]> {
     const at = seconds(now);
-    return this.db
-      .transaction(() => {
-        const due = this.stmts.due.all(at).map((r) => r.id);
-        for (const id of due) this.stmts.expire.run(at, at, id);
-        return due;
-      })
-      .immediate();
+    return this.db.transaction(() => {
+      const due = this.stmts.due.all(at).map((r) => r.id);
+      for (const id of due) this.stmts.expire.run(at, at, id);
+      return due;
+    });
   }
 
   // --- Lines -------------------------------------------------------------------------------------------
@@ -249,25 +240,23 @@ export class SqliteBatchStore implements BatchStore {
   async claimLines(owner: string, n: number, leaseMs: number, now = Date.now()): Promise<ClaimedLine[]> {
     if (n <= 0) return [];
     const leaseUntil = now + leaseMs;
-    return this.db
-      .transaction((): ClaimedLine[] => {
-        const rows = this.stmts.claimable.all({ now, now_s: seconds(now), n });
-        return rows.map((r) => {
-          this.stmts.claim.run(owner, leaseUntil, r.batch_id, r.line);
-          return {
-            batchId: r.batch_id,
-            line: r.line,
-            customId: r.custom_id,
-            body: r.body,
-            attempts: r.attempts + 1,
-            tenant: r.tenant,
-            endpoint: r.endpoint,
-            jobTask: taskOf(r.metadata),
-            leaseUntil,
-          };
-        });
-      })
-      .immediate();
+    return this.db.transaction((): ClaimedLine[] => {
+      const rows = this.stmts.claimable.all({ now, now_s: seconds(now), n });
+      return rows.map((r) => {
+        this.stmts.claim.run(owner, leaseUntil, r.batch_id, r.line);
+        return {
+          batchId: r.batch_id,
+          line: r.line,
+          customId: r.custom_id,
+          body: r.body,
+          attempts: r.attempts + 1,
+          tenant: r.tenant,
+          endpoint: r.endpoint,
+          jobTask: taskOf(r.metadata),
+          leaseUntil,
+        };
+      });
+    });
   }
 
   async renewLeases(
@@ -277,11 +266,9 @@ export class SqliteBatchStore implements BatchStore {
     now = Date.now(),
   ): Promise<LineKey[]> {
     const until = now + leaseMs;
-    return this.db
-      .transaction(() =>
-        lines.filter((k) => this.stmts.renew.run(until, k.batchId, k.line, owner).changes === 0),
-      )
-      .immediate();
+    return this.db.transaction(() =>
+      lines.filter((k) => this.stmts.renew.run(until, k.batchId, k.line, owner).changes === 0),
+    );
   }
 
   async finishLine(
@@ -292,14 +279,11 @@ export class SqliteBatchStore implements BatchStore {
     now = Date.now(),
   ): Promise<boolean> {
     const result = JSON.stringify(outcome.result);
-    return this.db
-      .transaction((): boolean => {
-        if (this.stmts.finish.run(outcome.state, result, now, batchId, line, owner).changes === 0)
-          return false;
-        (outcome.state === "succeeded" ? this.stmts.countSucceeded : this.stmts.countFailed).run(batchId);
-        return true;
-      })
-      .immediate();
+    return this.db.transaction((): boolean => {
+      if (this.stmts.finish.run(outcome.state, result, now, batchId, line, owner).changes === 0) return false;
+      (outcome.state === "succeeded" ? this.stmts.countSucceeded : this.stmts.countFailed).run(batchId);
+      return true;
+    });
   }
 
   async retryLine(owner: string, batchId: string, line: number, notBefore: number): Promise<boolean> {

@@ -1,4 +1,4 @@
-// Tenant budgets with a ledger in an embedded SQLite file (better-sqlite3): the day's use survives a
+// Tenant budgets with a ledger in an embedded SQLite file (node:sqlite): the day's use survives a
 // restart. One gateway process owns the file (replicas share a budget through Redis instead), so the
 // decisions are made in memory, by the same ledger as the memory store, and the file follows: every
 // reservation made and every settlement is queued and written in one transaction every `flushMs`
@@ -8,7 +8,7 @@
 // still open — a process ended without settling them, their requests are gone — are settled as spent
 // (the most they can have cost).
 
-import Database from "better-sqlite3";
+import { SqliteFile } from "../sqlite/sqlite-file.js";
 import {
   type Admission,
   type AdmissionRequest,
@@ -49,10 +49,11 @@ type Op =
 export class SqliteBudgetStore implements BudgetStore {
   readonly kind = "sqlite";
   readonly up = true;
-  private readonly db: Database.Database;
+  private readonly db: SqliteFile;
   private readonly ledger: MemoryBudgetStore;
   private ops: Op[] = [];
-  private readonly write: Database.Transaction<(ops: readonly Op[]) => void>;
+  /** Writes queued ops; called inside a transaction. */
+  private readonly write: (ops: readonly Op[]) => void;
   private readonly timer: NodeJS.Timeout;
   private lastPrune = "";
 
@@ -61,9 +62,7 @@ export class SqliteBudgetStore implements BudgetStore {
     path: string,
     flushMs = 50,
   ) {
-    this.db = new Database(path);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
+    this.db = SqliteFile.open(path, { synchronous: "NORMAL" });
     this.db.exec(SCHEMA);
     const reserve = this.db.prepare(
       "INSERT OR IGNORE INTO reservations (rid, tenant, day, input_tokens, output_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -74,7 +73,7 @@ export class SqliteBudgetStore implements BudgetStore {
       ON CONFLICT (tenant, day) DO UPDATE SET
         input_tokens = input_tokens + excluded.input_tokens,
         output_tokens = output_tokens + excluded.output_tokens`);
-    this.write = this.db.transaction((ops: readonly Op[]) => {
+    this.write = (ops) => {
       // A reservation made and settled in the same interval never needs its row; settlements of one
       // tenant and day add up to one row update. A short request then costs the file almost nothing.
       const settledNow = new Set<string>();
@@ -96,7 +95,7 @@ export class SqliteBudgetStore implements BudgetStore {
         spent.set(key, sum);
       }
       for (const x of spent.values()) spend.run(x.tenant, x.day, x.input, x.output);
-    });
+    };
     this.ledger = new MemoryBudgetStore(config);
     this.load(new Date());
     this.timer = setInterval(() => this.flush(), flushMs);
@@ -126,16 +125,16 @@ export class SqliteBudgetStore implements BudgetStore {
 
   /** Writes what is queued, in one transaction. */
   flush(): void {
-    if (this.ops.length === 0 || !this.db.open) return;
+    if (this.ops.length === 0 || !this.db.isOpen) return;
     const ops = this.ops;
     this.ops = [];
-    this.write.immediate(ops);
+    this.db.transaction(() => this.write(ops));
     this.prune();
   }
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    if (!this.db.open) return;
+    if (!this.db.isOpen) return;
     this.flush();
     this.db.close();
     await this.ledger.close();
@@ -157,12 +156,10 @@ export class SqliteBudgetStore implements BudgetStore {
       ON CONFLICT (tenant, day) DO UPDATE SET
         input_tokens = input_tokens + excluded.input_tokens,
         output_tokens = output_tokens + excluded.output_tokens`);
-    this.db
-      .transaction(() => {
-        for (const r of open) spend.run(r.tenant, r.day, r.input_tokens, r.output_tokens);
-        this.db.prepare("DELETE FROM reservations").run();
-      })
-      .immediate();
+    this.db.transaction(() => {
+      for (const r of open) spend.run(r.tenant, r.day, r.input_tokens, r.output_tokens);
+      this.db.prepare("DELETE FROM reservations").run();
+    });
     const { timeZone, dayStartsAtMinutes } = this.config;
     const today = budgetDay(now, timeZone, dayStartsAtMinutes);
     const yesterday = budgetDay(new Date(today.startMs - 1), timeZone, dayStartsAtMinutes);

@@ -4,7 +4,7 @@
 // crash leaves either the old state or the new one, never a history that disagrees with itself.
 
 import { createHash } from "node:crypto";
-import Database from "better-sqlite3";
+import { SqliteFile } from "../sqlite/sqlite-file.js";
 
 /** What a version is made of: its YAML files by name. */
 export type ConfigFiles = Readonly<Record<string, string>>;
@@ -100,32 +100,30 @@ interface VersionRow {
 }
 
 export class ConfigHistory {
-  private readonly db: Database.Database;
+  private readonly db: SqliteFile;
 
   /** Opens (creating) the history at `path`; `:memory:` keeps it in this process only. */
   constructor(readonly path: string) {
-    this.db = new Database(path);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = FULL");
+    this.db = SqliteFile.open(path, { synchronous: "FULL" });
     this.db.exec(SCHEMA);
   }
 
   /** The act in force: the last one written; null before the first. */
   current(): ConfigAct | null {
-    const row = this.db.prepare("SELECT * FROM acts ORDER BY seq DESC LIMIT 1").get() as ActRow | undefined;
+    const row = this.db.prepare<[], ActRow>("SELECT * FROM acts ORDER BY seq DESC LIMIT 1").get();
     return row ? actOf(row) : null;
   }
 
   /** The last `limit` acts, newest first. */
   acts(limit = 50): ConfigAct[] {
-    const rows = this.db.prepare("SELECT * FROM acts ORDER BY seq DESC LIMIT ?").all(limit) as ActRow[];
+    const rows = this.db.prepare<[number], ActRow>("SELECT * FROM acts ORDER BY seq DESC LIMIT ?").all(limit);
     return rows.map(actOf);
   }
 
   version(version: string): StoredVersion | null {
-    const row = this.db.prepare("SELECT * FROM versions WHERE version = ?").get(version) as
-      | VersionRow
-      | undefined;
+    const row = this.db
+      .prepare<[string], VersionRow>("SELECT * FROM versions WHERE version = ?")
+      .get(version);
     return row
       ? {
           version: row.version,
@@ -149,7 +147,7 @@ export class ConfigHistory {
   ): ConfigAct {
     const digest = digestOf(files);
     const at = now.toISOString();
-    const write = this.db.transaction((): ConfigAct => {
+    return this.db.transaction((): ConfigAct => {
       const existing = this.db.prepare("SELECT digest FROM versions WHERE version = ?").get(version) as
         | { digest: string }
         | undefined;
@@ -186,11 +184,10 @@ export class ConfigHistory {
         forced: act.forced === true,
       };
     });
-    return write.immediate();
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    this.db.close();
   }
 }
 

@@ -10,12 +10,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import Database from "better-sqlite3";
 import OpenAI, { toFile } from "openai";
 import { loadConfigTexts } from "../config/index.js";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { sampleText } from "../sim/sample-text.js";
+import { SqliteFile } from "../sqlite/sqlite-file.js";
 import { fileLines, finished, jsonl, until } from "../testing/batch-jobs.js";
 import { CLI_MAIN, type CliGateway, onePoolConfig, spawnGateway } from "../testing/cli-gateway.js";
 import { KEYS, openaiClient, type Platform, startPlatform } from "../testing/platform.js";
@@ -158,7 +158,7 @@ describe("a gateway process SIGKILLed mid-job", () => {
     assert.ok(mid.request_counts!.completed < KILL_LINES, "killed before the job ended");
 
     // What the dead process left in the file: lines it finished (their records), lines it held.
-    const file = new Database(db, { fileMustExist: true });
+    const file = SqliteFile.open(db, { readOnly: true });
     const rows = file
       .prepare<[string], { custom_id: string; state: string; result: string | null }>(
         "SELECT custom_id, state, result FROM batch_lines WHERE batch_id = ?",

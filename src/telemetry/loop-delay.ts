@@ -3,7 +3,7 @@
 // `monitorEventLoopDelay` (a timer sampled every `resolutionMs`) in fixed windows: the figures of the
 // last complete window are what `/metrics` shows, so several scrapers see the same values.
 
-import { type IntervalHistogram, monitorEventLoopDelay } from "node:perf_hooks";
+import { type ELDHistogram, monitorEventLoopDelay } from "node:perf_hooks";
 
 export interface LoopDelayWindow {
   /** Milliseconds; null before the first window closes. */
@@ -28,7 +28,7 @@ const EMPTY: LoopDelayWindow = {
 };
 
 export class LoopDelayMonitor {
-  private readonly histogram: IntervalHistogram;
+  private readonly histogram: ELDHistogram;
   private readonly resolutionNs: number;
   private timer: NodeJS.Timeout | null = null;
   last: LoopDelayWindow = EMPTY;
