@@ -2,13 +2,10 @@
 #   docker build -t registry.example.com/tokengate:0.1.0 .
 # Not built by CI (there is no Docker there); deploy/'s test renders the manifests, not this image.
 
-# Build: every dependency, the TypeScript build, then only the production dependencies kept.
-FROM node:20-bookworm-slim AS build
+# Build: every dependency, the TypeScript build, then only the production dependencies kept. No native
+# module (SQLite is Node's own node:sqlite), so no compiler in either stage.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 is a native module: a prebuilt binary when one matches, else compiled with these.
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends python3 make g++ \
-  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
@@ -18,8 +15,8 @@ RUN npm run build \
   && rm -rf dist/deploy \
   && npm prune --omit=dev --no-audit --no-fund
 
-# Run: the same Node (the native module's ABI), production dependencies, no compiler, a non-root user.
-FROM node:20-bookworm-slim
+# Run: Node 24 LTS, production dependencies, a non-root user.
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 RUN groupadd --system --gid 10001 tokengate \

@@ -11,12 +11,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "redis";
 import { batchStoreContract } from "../testing/batch-store-contract.js";
 import { fileRecords, finishAll, LEASE, newBatch, ok, T0 } from "../testing/batch-store-fixtures.js";
-import { noRedis, type RedisServer, startRedis } from "../testing/redis-server.js";
+import { type RedisServer, startRedis } from "../testing/redis-server.js";
+import { missingService } from "../testing/system-services.js";
 import type { PieceHook } from "./redis-batch-client.js";
 import { FINALIZER_LEASE_MS } from "./redis-batch-finalize.js";
 import { BatchCreationInterrupted, RedisBatchStore, WRITER_LEASE_MS } from "./redis-batch-store.js";
 
-const SKIP = noRedis();
+const SKIP = missingService("redis-server");
 
 /** A hook that stops its writer at `stage`/`index` until `release()`; `reached` resolves when it does. */
 function stopAt(stage: Parameters<PieceHook>[0], index: number) {

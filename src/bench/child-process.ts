@@ -22,6 +22,30 @@ export interface SpawnExtras {
   env?: Record<string, string>;
 }
 
+const reaped = new Map<ChildProcess, NodeJS.Signals>();
+
+/**
+ * Sends `signal` to `proc` if this process exits while it still runs, so that a test that times out or
+ * a benchmark that throws leaves no gateway, engine or nginx behind holding a port. Only on `exit`
+ * (a normal end, `process.exit`, the test runner's forced exit), where nothing asynchronous can run.
+ */
+export function reapOnExit<T extends ChildProcess>(proc: T, signal: NodeJS.Signals = "SIGKILL"): T {
+  if (reaped.size === 0) process.once("exit", reapAll);
+  reaped.set(proc, signal);
+  proc.once("exit", () => {
+    reaped.delete(proc);
+    if (reaped.size === 0) process.off("exit", reapAll);
+  });
+  return proc;
+}
+
+function reapAll(): void {
+  for (const [proc, signal] of reaped) {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+  }
+  reaped.clear();
+}
+
 /** Starts `tokengate <args>` and resolves once its output (stdout or stderr) matches `ready`. */
 export function startTokengate(
   args: string[],
@@ -40,10 +64,12 @@ export async function startScript(
   timeoutMs = 15_000,
   extras: SpawnExtras = {},
 ): Promise<Child> {
-  const proc = spawn(process.execPath, [...(extras.nodeArgs ?? []), script, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: extras.env ? { ...process.env, ...extras.env } : process.env,
-  });
+  const proc = reapOnExit(
+    spawn(process.execPath, [...(extras.nodeArgs ?? []), script, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: extras.env ? { ...process.env, ...extras.env } : process.env,
+    }),
+  );
   let out = "";
   proc.stdout!.on("data", (d: Buffer) => {
     out += d.toString();
@@ -67,9 +93,13 @@ export async function startScript(
     // The gateway announces itself on stderr (stdout carries request logs); the sim uses stdout.
     proc.stdout!.on("data", check);
     proc.stderr!.on("data", check);
-    proc.once("exit", (code) => {
+    proc.once("exit", (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`${label(script, args)} exited with ${code}:\n${out}`));
+      reject(new Error(`${label(script, args)} exited with ${code ?? signal}:\n${out}`));
+    });
+    proc.once("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`${label(script, args)} could not start: ${err.message}`));
     });
   });
   return {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { request } from "undici";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
+import { missingService } from "../testing/system-services.js";
 import {
   findNginx,
   type NginxBalance,
@@ -12,7 +13,7 @@ import {
   startNginx,
 } from "./nginx.js";
 
-const NO_NGINX = findNginx() ? null : "nginx not installed (Debian: apt-get install nginx-light)";
+const NO_NGINX = missingService("nginx");
 
 // A real-time profile, so a 2,000-token stream holds its replica for seconds.
 async function replica(name: string): Promise<SimReplica> {

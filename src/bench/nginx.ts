@@ -6,6 +6,7 @@ import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, rmSync, wr
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { reapOnExit } from "./child-process.js";
 
 /**
  * `least_conn`; `round_robin` (nginx's default); `random`; `prefix_hash`: consistent hashing on the
@@ -74,9 +75,13 @@ export async function startNginx(opts: NginxOptions): Promise<NginxStart> {
   chmodSync(prefix, 0o755);
   const conf = join(prefix, "nginx.conf");
   writeFileSync(conf, nginxConf({ ...opts, port, prefix, without: missingModules(binary) }));
-  const proc = spawn(binary, ["-p", `${prefix}/`, "-c", conf, "-e", join(prefix, "error.log")], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  // SIGTERM at exit: the master takes its workers down with it (a SIGKILLed master leaves them serving).
+  const proc = reapOnExit(
+    spawn(binary, ["-p", `${prefix}/`, "-c", conf, "-e", join(prefix, "error.log")], {
+      stdio: ["ignore", "pipe", "pipe"],
+    }),
+    "SIGTERM",
+  );
   let out = "";
   proc.stdout!.on("data", (d: Buffer) => {
     out += d.toString();

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { instantFleet } from "../testing/instant-fleet.js";
-import { findNginx, startBaseline } from "./nginx.js";
+import { skipWithout } from "../testing/system-services.js";
+import { startBaseline } from "./nginx.js";
 import { replay } from "./replay.js";
 import { runScenario } from "./runner.js";
 import type { Scenario } from "./scenarios/scenario.js";
@@ -69,7 +70,7 @@ describe("tenants in the harness", () => {
     }
   });
 
-  it("an nginx baseline passes X-AI-Tenant through to the engine", { skip: !findNginx() }, async () => {
+  it("an nginx baseline passes X-AI-Tenant through to the engine", skipWithout("nginx"), async () => {
     const seen: (string | undefined)[] = [];
     const engine = http.createServer((req, res) => {
       seen.push(req.headers["x-ai-tenant"] as string | undefined);

@@ -243,19 +243,21 @@ for (const name of ["memory", "sqlite"] as const) {
       assert.equal((await s.usage("t", day1)).inputTokens, 70);
     });
 
-    it("keeps no counters of idle tenants past a day change", { skip: name !== "memory" }, async () => {
+    it("keeps no counters of idle tenants past a day change", async () => {
       const s = store([]);
+      // The SQLite store decides in a memory ledger of its own: its counters are that ledger's.
+      const counters = name === "memory" ? (s as any) : (s as any).ledger;
       for (let i = 0; i < 100; i++) {
         await s.settle(admitted(await s.admit(req(`t${i}`, 1))), { inputTokens: 1, outputTokens: 1 });
       }
       const held = admitted(await s.admit(req("busy", 1)));
-      assert.equal((s as any).tenants.size, 101);
+      assert.equal(counters.tenants.size, 101);
       await s.usage("busy", new Date("2026-12-02T12:00:00Z"));
-      assert.equal((s as any).tenants.size, 101, "yesterday's counters are kept");
+      assert.equal(counters.tenants.size, 101, "yesterday's counters are kept");
       await s.usage("busy", new Date("2026-12-03T12:00:00Z"));
-      assert.equal((s as any).tenants.size, 1, "only the tenant with a request in flight is kept");
+      assert.equal(counters.tenants.size, 1, "only the tenant with a request in flight is kept");
       await s.settle(held, { inputTokens: 2, outputTokens: 2 });
-      assert.equal((s as any).pending.size, 0);
+      assert.equal(counters.pending.size, 0);
       assert.equal((await s.usage("busy", new Date("2026-12-03T12:00:00Z"))).inFlight, 0);
     });
 

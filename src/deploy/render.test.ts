@@ -8,14 +8,13 @@ import { dirname } from "node:path";
 import { before, describe, test } from "node:test";
 import { parse as parseYaml } from "yaml";
 import { formatConfigError, type GatewayConfigSet, loadConfigTexts } from "../config/index.js";
+import { skipWithout } from "../testing/system-services.js";
 import { coreSchemaProblem } from "./core-schemas.js";
 import { endpointPickerRefOf, GIE_API_VERSION, inferencePoolProblems } from "./gie-inference-pool.js";
-import { type KubeObject, kubectlProblem, objectsOf, overlayDirs, renderOverlay } from "./render.js";
+import { type KubeObject, objectsOf, overlayDirs, renderOverlay } from "./render.js";
 
 const KUBECTL = process.env.TOKENGATE_KUBECTL ?? "kubectl";
-const kubectlMissing = kubectlProblem(KUBECTL);
-const skip =
-  kubectlMissing === null ? false : `${kubectlMissing}: deploy/ is not rendered (CI installs kubectl)`;
+const { skip } = skipWithout("kubectl");
 const overlays = overlayDirs();
 const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
 

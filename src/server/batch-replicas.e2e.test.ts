@@ -15,9 +15,10 @@ import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { fileLines, finished, jsonl, until } from "../testing/batch-jobs.js";
 import { CLI_MAIN, type CliGateway, onePoolConfig, spawnGateway } from "../testing/cli-gateway.js";
-import { noRedis, type RedisServer, startRedis } from "../testing/redis-server.js";
+import { type RedisServer, startRedis } from "../testing/redis-server.js";
+import { missingService } from "../testing/system-services.js";
 
-const SKIP = noRedis();
+const SKIP = missingService("redis-server");
 const KEY = "sk-batch-replicas-0001";
 const OTHER_KEY = "sk-batch-replicas-0002";
 const LINES = 120;

@@ -13,9 +13,10 @@ import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { CLI_MAIN, type CliGateway, spawnGateway } from "../testing/cli-gateway.js";
 import { KEYS, type Platform, startPlatform } from "../testing/platform.js";
-import { noRedis, type RedisServer, startRedis } from "../testing/redis-server.js";
+import { type RedisServer, startRedis } from "../testing/redis-server.js";
+import { missingService } from "../testing/system-services.js";
 
-const SKIP = noRedis();
+const SKIP = missingService("redis-server");
 const KEY = "sk-redis-test-0001";
 
 function config(engines: readonly SimReplica[], redisUrl: string): string {

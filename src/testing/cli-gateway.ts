@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { reapOnExit } from "../bench/child-process.js";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 
@@ -106,10 +107,12 @@ export async function spawnGateway(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<CliGateway> {
-  const proc = spawn(process.execPath, [script, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...env },
-  });
+  const proc = reapOnExit(
+    spawn(process.execPath, [script, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
+    }),
+  );
   let out = "";
   proc.stdout!.on("data", (d: Buffer) => {
     out += d.toString();
@@ -133,6 +136,10 @@ export async function spawnGateway(
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
       reject(new Error(`the gateway exited (${code ?? signal}) before it listened:\n${out}`));
+    });
+    proc.once("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway could not start: ${err.message}`));
     });
   });
   return { proc, url, output: () => out, exited };

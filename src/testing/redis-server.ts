@@ -2,8 +2,9 @@
 // test (`.ci/run` installs Debian's redis-server). `stop()` then `start()` again is Redis going away and
 // coming back on the same port.
 
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createConnection } from "node:net";
+import { reapOnExit } from "../bench/child-process.js";
 import { freePort } from "../bench/nginx.js";
 
 export interface RedisServer {
@@ -13,14 +14,6 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** Why Redis tests cannot run here (no redis-server on PATH), or null. */
-export function noRedis(): string | null {
-  const r = spawnSync("redis-server", ["--version"], { stdio: "ignore" });
-  return r.error || r.status !== 0
-    ? "redis-server is not installed (.ci/run installs it: apt-get install redis-server)"
-    : null;
-}
-
 export async function startRedis(): Promise<RedisServer> {
   const port = await freePort();
   let child: ChildProcess | null = null;
@@ -28,27 +21,48 @@ export async function startRedis(): Promise<RedisServer> {
     url: `redis://127.0.0.1:${port}`,
     port,
     start: async () => {
-      child = spawn(
-        "redis-server",
-        [
-          "--port",
-          String(port),
-          "--bind",
-          "127.0.0.1",
-          "--save",
-          "",
-          "--appendonly",
-          "no",
-          "--protected-mode",
-          "no",
-        ],
-        { stdio: "ignore" },
+      let out = "";
+      const c = reapOnExit(
+        spawn(
+          "redis-server",
+          [
+            "--port",
+            String(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "no",
+          ],
+          { stdio: ["ignore", "pipe", "pipe"] },
+        ),
       );
-      for (const until = Date.now() + 10_000; Date.now() < until; ) {
+      child = c;
+      c.stdout!.on("data", (d: Buffer) => {
+        out += d.toString();
+      });
+      c.stderr!.on("data", (d: Buffer) => {
+        out += d.toString();
+      });
+      let failed: Error | null = null;
+      c.once("error", (err) => {
+        failed = new Error(`redis-server could not start: ${err.message}`);
+      });
+      c.once("exit", (code, signal) => {
+        failed ??= new Error(
+          `redis-server exited with ${code ?? signal}:\n${out.split("\n").slice(-20).join("\n")}`,
+        );
+      });
+      // Generous: a loaded two-core machine may take seconds to start it; an exit fails at once.
+      for (const until = Date.now() + 30_000; Date.now() < until; ) {
+        if (failed) throw failed;
         if (await answers(port)) return;
         await new Promise((r) => setTimeout(r, 25));
       }
-      throw new Error(`redis-server did not listen on ${port}`);
+      throw new Error(`redis-server did not listen on ${port} within 30 s:\n${out}`);
     },
     stop: async () => {
       const c = child;
