@@ -46,6 +46,8 @@ export interface BatchRunnerEvents {
     http_status: number;
     error_code: string | null;
     retry_in_ms: number | null;
+    /** When a retried or deferred line may run again (ISO time); null otherwise. */
+    retry_at: string | null;
   }): void;
   finalized(batchId: string): void;
   /** The store failed in `where`; the runner goes on (a line not recorded runs again after its lease). */
@@ -177,6 +179,7 @@ export class BatchRunner {
   private async settle(line: ClaimedLine, a: LineAnswer): Promise<void> {
     const s = this.settings;
     const code = errorCodeOf(a.body);
+    const now = Date.now();
     const report = (outcome: LineOutcomeKind, retryInMs: number | null = null) =>
       this.events.line({
         batch_id: line.batchId,
@@ -187,8 +190,8 @@ export class BatchRunner {
         http_status: a.status,
         error_code: code,
         retry_in_ms: retryInMs,
+        retry_at: retryInMs === null ? null : new Date(now + retryInMs).toISOString(),
       });
-    const now = Date.now();
     if (a.status >= 200 && a.status < 300) {
       const ok = await this.store.finishLine(this.owner, line.batchId, line.line, {
         state: "succeeded",

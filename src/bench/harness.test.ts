@@ -67,9 +67,12 @@ describe("benchmark harness", () => {
       assert.equal(records.length, 60);
       const lag = records.map((r) => r.sentAtMs - r.req.t_ms).sort((x, y) => x - y);
       assert.ok(lag[0]! >= -2, `nothing is sent early (earliest ${lag[0]} ms)`);
+      // On time, not falling behind: a replay that waited on answers would lag more with every request.
+      // The bound leaves room for a busy machine, whose timers alone can be tens of ms late; how close to
+      // their time the sends are on a quiet one is a benchmark's question, not a unit test's.
       assert.ok(
-        lag[Math.floor(lag.length * 0.9)]! < 30,
-        `90% sent within 30 ms of their time: ${lag.slice(-5)}`,
+        lag[Math.floor(lag.length * 0.9)]! < 250,
+        `90% sent within 250 ms of their time: ${lag.slice(-5)}`,
       );
       assert.ok(records.every((r) => r.result.error === null));
     } finally {

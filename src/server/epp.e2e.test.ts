@@ -41,7 +41,7 @@ kind: InferenceRoute
 metadata: { name: r, annotations: { ai.example.com/route-config-version: "epp-r1" } }
 spec:
   modelAliases:
-    chat: { defaultPool: p, pools: [{ name: p, maxInputTokens: 8192, maxOutputTokens: 512, maxQueueMs: 200 }] }
+    chat: { defaultPool: p, pools: [{ name: p, maxInputTokens: 8192, maxOutputTokens: 512, maxQueueMs: 10000 }] }
 `,
     "gateway.yaml": `
 apiVersion: tokengate.dev/v1alpha1
@@ -237,7 +237,7 @@ describe("tokengate epp: the gateway's picker behind Envoy's ext_proc", () => {
       s.sendRequestBody(chat(true, `hold ${i}`), true);
       held.push(s);
     }
-    // Six are routed; the seventh waits in the queue.
+    // Six are routed; the seventh waits in the queue (maxQueueMs 10 s: still there however slow the machine).
     for (const s of held.slice(0, 6)) await s.readUntil((r) => !!r.request_headers);
     const shed = new EnvoyExtProcStream(address);
     shed.sendRequestHeaders(headersOf(), false);

@@ -176,7 +176,8 @@ describe("faults: no request fails while healthy capacity remains", () => {
     // Measured by the gateway itself (arrival to reply), so a busy test machine's client does not count.
     await until(() => p.lines.some((l) => l.trace_id === "all-down"));
     const ms = p.lines.find((l) => l.trace_id === "all-down")!.latency_ms ?? Number.POSITIVE_INFINITY;
-    assert.ok(ms < 100, `answered in ${ms} ms`);
+    // At once: no connect attempt (connectMs 500) and no wait in the queue, however busy the machine.
+    assert.ok(ms < 400, `answered in ${ms} ms`);
     for (const r of p.replicas.online) await r.start();
     const back = performance.now();
     await until(() => p.gateway.pools.get("summary-online")!.endpoints.some((e) => e.routable(Date.now())));

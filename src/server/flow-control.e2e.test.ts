@@ -183,7 +183,10 @@ describe("flow control, end to end", () => {
         for await (const _ of s);
       }),
     );
-    await waitFor(() => p.events.some((e) => e.event === "queue.paused"), 2000);
+    await waitFor(() => p.events.some((e) => e.event === "queue.paused"), 30_000);
+    // Sent at once, while the pause holds (it lifts a 2 s window after the last slow first token).
+    const t0 = Date.now();
+    const heldReply = batch(p, { trace: "held" });
     const paused = p.events.find((e) => e.event === "queue.paused")!.fields;
     assert.equal(paused.pool, "summary-batch");
     assert.equal(paused.rule, "quality-batch");
@@ -194,12 +197,14 @@ describe("flow control, end to end", () => {
       'ai_gateway_queue_paused{pool="summary-batch",rule="quality-batch"} 1',
     ]);
 
-    const t0 = Date.now();
-    const held = await batch(p, { trace: "held" });
+    const held = await heldReply;
     const waited = Date.now() - t0;
     assert.equal(held.status, 200, "paused requests wait; none is dropped");
-    assert.ok(waited > 300, `it waited for the resume (${waited} ms)`);
     assert.ok(p.events.some((e) => e.event === "queue.resumed"));
+    await waitFor(() => p.lines.some((l) => l.trace_id === "held"));
+    const heldLine = p.lines.find((l) => l.trace_id === "held")!;
+    assert.equal(heldLine.gateway_queue_reason, "paused", `it waited for the resume (${waited} ms)`);
+    assert.ok(heldLine.gateway_queue_ms! > 0);
 
     // Paused again, with a queue limit shorter than the pause: the seed's inference_queue_paused.
     const p2 = await start({
@@ -223,7 +228,7 @@ describe("flow control, end to end", () => {
       });
       for await (const _ of s);
     }
-    await waitFor(() => p2.gateway.flow.gates.get("quality-batch")!.paused, 2000);
+    await waitFor(() => p2.gateway.flow.gates.get("quality-batch")!.paused, 30_000);
     const refused = await batch(p2, { trace: "refused" });
     assert.equal(refused.status, 503);
     assert.equal(refused.headers.get("retry-after"), "900");

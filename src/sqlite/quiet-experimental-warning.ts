@@ -1,11 +1,14 @@
-// Node 22 prints "ExperimentalWarning: SQLite is an experimental feature" once, on the first import of
-// `node:sqlite` (Node 24 no longer does). tokengate's use of it is settled and tested on both, so that one
+// Node 22 prints "ExperimentalWarning: SQLite is an experimental feature" once, when `node:sqlite` is first
+// loaded (Node 24 no longer does). tokengate's use of it is settled and tested on both, so that one
 // warning is dropped; every other warning still reaches the listeners that were there before (Node's own
-// printer unless --no-warnings). Imported before `node:sqlite`: the warning is emitted on the next tick,
-// after the import graph has run.
+// printer unless --no-warnings). Called just before the module is loaded: the warning is emitted on the
+// next tick.
 
-const major = Number(process.versions.node.split(".")[0]);
-if (major < 24) {
+let installed = false;
+
+export function dropSqliteExperimentalWarning(): void {
+  if (installed || Number(process.versions.node.split(".")[0]) >= 24) return;
+  installed = true;
   const before = process.listeners("warning");
   process.removeAllListeners("warning");
   process.on("warning", (w: Error) => {

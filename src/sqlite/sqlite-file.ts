@@ -7,8 +7,8 @@
 // may open one file (the gateway's replicas share a batch store); a writer waits up to the busy timeout
 // for another's transaction.
 
-import "./quiet-experimental-warning.js";
-import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import { dropSqliteExperimentalWarning } from "./quiet-experimental-warning.js";
 
 /** A value SQLite takes as a parameter: null, a number, a bigint, text, or bytes. */
 export type SqlValue = SQLInputValue;
@@ -41,6 +41,16 @@ export interface SqliteOptions {
   readonly readOnly?: boolean;
 }
 
+/** `node:sqlite`, loaded on first use (so that Node 22's warning about it can be dropped first). */
+let sqlite: typeof import("node:sqlite") | null = null;
+function sqliteModule(): typeof import("node:sqlite") {
+  if (sqlite === null) {
+    dropSqliteExperimentalWarning();
+    sqlite = process.getBuiltinModule("node:sqlite");
+  }
+  return sqlite;
+}
+
 export class SqliteFile {
   private readonly db: DatabaseSync;
   /** Transactions open on this connection: the outermost is BEGIN IMMEDIATE, inner ones savepoints. */
@@ -51,7 +61,7 @@ export class SqliteFile {
     readonly path: string,
     opts: SqliteOptions,
   ) {
-    this.db = new DatabaseSync(path, {
+    this.db = new (sqliteModule().DatabaseSync)(path, {
       timeout: opts.busyTimeoutMs ?? 5000,
       readOnly: opts.readOnly === true,
       enableForeignKeyConstraints: opts.foreignKeys === true,

@@ -9,11 +9,14 @@ export function jsonl(n: number, line: (i: number) => object): string {
   return `${Array.from({ length: n }, (_, i) => JSON.stringify(line(i))).join("\n")}\n`;
 }
 
-/** Polls `probe` every 50 ms until it gives a value (not null), or fails after `ms`. */
+/**
+ * Polls `probe` every 50 ms until it gives a value (not null), or fails after `ms` — a deadline for a
+ * loaded two-core machine, not for a quiet one: it costs nothing when the value comes early.
+ */
 export async function until<T>(
   what: string,
   probe: () => Promise<T | null> | T | null,
-  ms = 20_000,
+  ms = 60_000,
 ): Promise<T> {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) {
     const v = await probe();
@@ -23,7 +26,7 @@ export async function until<T>(
 }
 
 /** The job once it has ended (completed, failed, expired, cancelled). */
-export function finished(client: OpenAI, id: string, ms = 20_000): Promise<OpenAI.Batches.Batch> {
+export function finished(client: OpenAI, id: string, ms = 60_000): Promise<OpenAI.Batches.Batch> {
   return until(
     `batch ${id} to end`,
     async () => {

@@ -224,6 +224,26 @@ export function openaiClient(
   });
 }
 
+/**
+ * A reader of the platform's log that waits, for each call, until `n` requests have finished under config
+ * `version` since the previous call (at most `deadlineMs`): a change made under load then gets requests
+ * of its own however fast the machine is, where a fixed sleep would get a number that depends on it.
+ */
+export function versionWatch(
+  p: Platform,
+): (version: string, n: number, deadlineMs?: number) => Promise<void> {
+  let seen = p.lines.length;
+  return async (version, n, deadlineMs = 60_000) => {
+    for (const until = Date.now() + deadlineMs; ; await new Promise((r) => setTimeout(r, 20))) {
+      const mine = p.lines.slice(seen).filter((l) => l.config_version === version).length;
+      if (mine >= n) break;
+      if (Date.now() > until)
+        throw new Error(`${mine} of ${n} requests finished under ${version} within ${deadlineMs} ms`);
+    }
+    seen = p.lines.length;
+  };
+}
+
 /** Platforms started by one test suite; `stopAll` (for `after`) stops every one. */
 export function suitePlatforms(): {
   start: (opts: PlatformOptions) => Promise<Platform>;

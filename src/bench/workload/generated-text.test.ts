@@ -22,14 +22,6 @@ test("the same seed gives the same text; long texts of different seeds share no 
   assert.ok(same < 16, `${same} shared leading characters`);
 });
 
-test("a 52,000-token text is built in well under a millisecond once warm", () => {
-  generatedText("zh", 52_000, 99);
-  const t0 = performance.now();
-  for (let i = 0; i < 50; i++) generatedText("zh", 52_000, 1000 + i);
-  const perText = (performance.now() - t0) / 50;
-  assert.ok(perText < 3, `${perText.toFixed(2)} ms per text`);
-});
-
 test("zero tokens is the empty text", () => {
   assert.equal(generatedText("en", 0, 1), "");
 });
