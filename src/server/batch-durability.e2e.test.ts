@@ -328,13 +328,10 @@ describe("a job outside its tenant's allowed window", () => {
     const client = openaiClient(p, {}, KEYS.quality);
     const n = 20;
     const b = await submit(client, n, chatLine("summary-default", 8));
-    await until(
-      "every line deferred twice",
-      () => {
-        const d = events(b.id).filter((e) => e.outcome === "deferred");
-        return ids(n).every((c) => d.filter((e) => e.custom_id === c).length >= 2) ? d : null;
-      },
-    );
+    await until("every line deferred twice", () => {
+      const d = events(b.id).filter((e) => e.outcome === "deferred");
+      return ids(n).every((c) => d.filter((e) => e.custom_id === c).length >= 2) ? d : null;
+    });
     const during = await client.batches.retrieve(b.id);
     assert.equal(during.status, "in_progress");
     assert.deepEqual(during.request_counts, { total: n, completed: 0, failed: 0 });
