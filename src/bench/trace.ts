@@ -1,5 +1,7 @@
 // The workload trace: one JSON object per line, one request per object. Scenarios generate traces;
 // users replay their own. Documented in docs/benchmarks.md ("Trace format"); keep this file and that text in step.
+// Production traces in other shapes (Mooncake's hash_ids JSONL, Azure's CSV) are read into this one by
+// trace-formats/.
 
 /** One request of a workload. Times are ms from the start of the run. */
 export interface TraceRequest {
@@ -29,7 +31,18 @@ export interface TraceRequest {
   session?: string;
   turn?: number;
   think_ms?: number;
+  /**
+   * Prefix sharing as production traces give it (Mooncake's `hash_ids`): one id per block of
+   * `hash_block_tokens` prompt tokens, in order; requests with the same leading ids share those blocks.
+   * The user message is then generated per block id (workload/block-text.ts), `input_tokens` long.
+   */
+  hash_ids?: number[];
+  /** Tokens per `hash_ids` block; default 512 (Mooncake's). The last block may be partial. */
+  hash_block_tokens?: number;
 }
+
+/** Tokens per `hash_ids` block when a trace does not say: Mooncake's block size. */
+export const DEFAULT_HASH_BLOCK_TOKENS = 512;
 
 export function parseTraceLines(text: string, source = "trace"): TraceRequest[] {
   const out: TraceRequest[] = [];
@@ -49,6 +62,20 @@ export function parseTraceLines(text: string, source = "trace"): TraceRequest[] 
     if (v.input_text === undefined && typeof v.input_tokens !== "number") {
       throw at("input_text", "give input_text or input_tokens");
     }
+    if (v.hash_ids !== undefined) {
+      if (!Array.isArray(v.hash_ids) || !v.hash_ids.every((id) => Number.isSafeInteger(id))) {
+        throw at("hash_ids", "expected an array of integers");
+      }
+      if (typeof v.input_tokens !== "number" || v.input_text !== undefined) {
+        throw at("hash_ids", "give input_tokens (the prompt's length), not input_text, with hash_ids");
+      }
+    }
+    if (
+      v.hash_block_tokens !== undefined &&
+      (!Number.isSafeInteger(v.hash_block_tokens) || (v.hash_block_tokens as number) < 1)
+    ) {
+      throw at("hash_block_tokens", "expected an integer ≥ 1");
+    }
     out.push({
       t_ms: v.t_ms,
       id: typeof v.id === "string" ? v.id : `r${i + 1}`,
@@ -66,6 +93,8 @@ export function parseTraceLines(text: string, source = "trace"): TraceRequest[] 
       session: typeof v.session === "string" ? v.session : undefined,
       turn: typeof v.turn === "number" ? v.turn : undefined,
       think_ms: typeof v.think_ms === "number" ? v.think_ms : undefined,
+      ...(Array.isArray(v.hash_ids) ? { hash_ids: v.hash_ids as number[] } : {}),
+      ...(typeof v.hash_block_tokens === "number" ? { hash_block_tokens: v.hash_block_tokens } : {}),
     });
   }
   return out.sort((a, b) => a.t_ms - b.t_ms);

@@ -9,6 +9,7 @@ import type { EngineConfig } from "../sim/engine-config.js";
 import { EngineRequest, type RequestSink } from "../sim/engine-request.js";
 import { KvCache } from "../sim/kv-cache.js";
 import { LoraSlots } from "../sim/lora-slots.js";
+import { hashString } from "../sim/rng.js";
 import {
   type SchedulerConfig,
   type StepBatch,
@@ -16,7 +17,7 @@ import {
   scheduleStep,
   stepDurationUs,
 } from "../sim/scheduler.js";
-import type { TraceRequest } from "./trace.js";
+import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "./trace.js";
 
 /** One request's life in the model, in ms from the run's start. */
 export interface VirtualRequest {
@@ -138,7 +139,11 @@ class VirtualEngine implements VirtualEngineView {
 
 const NO_SINK: RequestSink = { onToken() {}, onFinish() {} };
 
-/** Token ids for a request: its prefix group's system prompt (shared, so cacheable), then its own. */
+/**
+ * Token ids for a request: its prefix group's system prompt (shared, so cacheable), then its own: with
+ * `hash_ids`, block k's tokens come from id k alone (shared exactly as the ids are, as in
+ * workload/block-text.ts), cut to `input_tokens`, and any tokens past the ids' blocks are unique.
+ */
 function promptOf(t: TraceRequest, unique: () => number): Uint32Array {
   const prefix = t.prefix_group !== undefined ? (t.prefix_tokens ?? 0) : 0;
   const own = t.input_tokens ?? Math.ceil((t.input_text?.length ?? 0) / 4);
@@ -146,7 +151,15 @@ function promptOf(t: TraceRequest, unique: () => number): Uint32Array {
   let h = 0;
   for (const ch of t.prefix_group ?? "") h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
   for (let i = 0; i < prefix; i++) out[i] = (h + i * 7919) >>> 0;
-  for (let i = prefix; i < out.length; i++) out[i] = unique();
+  let at = prefix;
+  if (t.hash_ids !== undefined) {
+    const size = t.hash_block_tokens ?? DEFAULT_HASH_BLOCK_TOKENS;
+    for (const id of t.hash_ids) {
+      const b = hashString(`block:${id}`);
+      for (let i = 0; i < size && at < out.length; i++) out[at++] = (b + i * 7919) >>> 0;
+    }
+  }
+  for (let i = at; i < out.length; i++) out[i] = unique();
   return out;
 }
 

@@ -2,7 +2,8 @@
 // system prompt, the conversation so far for multi-turn sessions, then the user message.
 
 import { hashString } from "../../sim/rng.js";
-import type { TraceRequest } from "../trace.js";
+import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "../trace.js";
+import { hashIdsText } from "./block-text.js";
 import { generatedText, type TextLang } from "./generated-text.js";
 
 export interface ChatMessage {
@@ -31,10 +32,18 @@ export function systemPrompt(group: string, tokens: number, lang: TextLang): str
   return text;
 }
 
-/** The user message: the trace's text, or `input_tokens` tokens generated from the request id. */
+/**
+ * The user message: the trace's text; or, with `hash_ids`, `input_tokens` tokens generated block by
+ * block from the ids (shared ids, shared text); or `input_tokens` tokens generated from the request id.
+ */
 export function userText(req: TraceRequest): string {
   if (req.input_text !== undefined) return req.input_text;
-  return generatedText(req.lang ?? "en", req.input_tokens ?? 0, hashString(`user:${req.id}`));
+  const seed = hashString(`user:${req.id}`);
+  if (req.hash_ids !== undefined) {
+    const block = req.hash_block_tokens ?? DEFAULT_HASH_BLOCK_TOKENS;
+    return hashIdsText(req.hash_ids, block, req.input_tokens ?? 0, req.lang ?? "en", seed);
+  }
+  return generatedText(req.lang ?? "en", req.input_tokens ?? 0, seed);
 }
 
 /**
