@@ -15,6 +15,7 @@ import { EngineSampler, type EngineTarget } from "./engine-sampler.js";
 import { summarizeFlow } from "./flow-summary.js";
 import { loraLoadsDuring, readLoraLoads } from "./lora-loads.js";
 import { startBaseline } from "./nginx.js";
+import { isPeerRouter, peerGatewayConfig } from "./peer-config.js";
 import { Progress } from "./progress.js";
 import { type Front, type ReplayRecord, replay } from "./replay.js";
 import { type BenchResults, type RouterResult, skippedRouter } from "./results.js";
@@ -76,7 +77,10 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     routers: {},
   };
   for (const topo of scenario.topologies) {
-    const routers = topo.routers.filter((r) => !opts.routers || opts.routers.includes(r));
+    // A peer runs wherever tokengate does: it is tokengate's gateway with another picker.
+    const routers = (opts.routers ?? topo.routers).filter(
+      (r) => topo.routers.includes(r) || (isPeerRouter(r) && topo.routers.includes("tokengate")),
+    );
     if (opts.reverseRouters) routers.reverse();
     if (routers.length === 0) continue;
     const fleet = await startFleetChild(topo.fleet);
@@ -121,9 +125,10 @@ async function runRouter(
   let configFiles: Record<string, string> | null = null;
   let priority: PriorityMode = "none";
   try {
-    if (router === "tokengate") {
+    if (router === "tokengate" || isPeerRouter(router)) {
       const configDir = join(work, "config");
-      configFiles = topo.gatewayConfig(fleet.byGroup);
+      const own = topo.gatewayConfig(fleet.byGroup);
+      configFiles = isPeerRouter(router) ? peerGatewayConfig(own, router) : own;
       writeConfig(configDir, configFiles);
       logFile = join(work, "gateway.log");
       const gws: Child[] = [];
@@ -236,7 +241,7 @@ async function runRouter(
  * baseline the served model name itself (baselines run on topologies whose replicas all serve one model).
  */
 function modelFor(router: RouterName, topo: Topology, configFiles: Record<string, string> | null): string {
-  if (router === "tokengate" && configFiles) {
+  if ((router === "tokengate" || isPeerRouter(router)) && configFiles) {
     const loaded = loadConfigTexts(configFiles);
     if (loaded.ok) {
       const alias = loaded.config.route.aliases.keys().next().value;

@@ -1,19 +1,29 @@
-// `tokengate bench <scenario | trace.jsonl>`: replays a workload against tokengate and baseline routers
-// over the same simulated hardware, side by side in one run, and writes results.json, report.md and charts.
+// `tokengate bench <scenario | trace.jsonl | trace.csv>`: replays a workload against tokengate and baseline
+// routers over the same simulated hardware, side by side in one run, and writes results.json, report.md
+// and charts. A trace is read in any of the formats bench/trace-formats/ knows.
 
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeReport } from "../bench/report/write.js";
 import { roundDir, runRounds } from "../bench/rounds.js";
 import { getScenario, SCENARIOS } from "../bench/scenarios/index.js";
 import type { RouterName, Scenario } from "../bench/scenarios/scenario.js";
 import { traceScenario } from "../bench/scenarios/trace-replay.js";
-import { parseTraceLines } from "../bench/trace.js";
+import type { TraceRequest } from "../bench/trace.js";
+import { isTraceFile, readTraceFile } from "../bench/trace-formats/read-trace.js";
 import { renderVirtual, virtualRows } from "../bench/virtual-report.js";
+import { PEER_ALGORITHMS } from "../picker/peers/peer-algorithm.js";
 import { loadFleetFile } from "../sim/fleet.js";
 import { intFlag, numberFlag, parseFlags, textFlag, UsageError, usageFailure } from "./args.js";
 
-const ROUTERS: RouterName[] = ["tokengate", "least-request", "round-robin", "random", "prefix-sticky"];
+const ROUTERS: RouterName[] = [
+  "tokengate",
+  "least-request",
+  "round-robin",
+  "random",
+  "prefix-sticky",
+  ...PEER_ALGORITHMS,
+];
 
 /** Seed 004's rollback drill (bench/rollback-drill.ts): a run of its own, not a router comparison. */
 const DRILL = "rollback-drill";
@@ -22,7 +32,7 @@ const BATCH_DAY = "batch-day";
 /** Issue 18's three regions behind `tokengate director` (bench/multi-region.ts), one degrading then failing. */
 const MULTI_REGION = "multi-region";
 
-export const BENCH_USAGE = `Usage: tokengate bench <scenario | trace.jsonl> [options]
+export const BENCH_USAGE = `Usage: tokengate bench <scenario | trace.jsonl | trace.csv> [options]
        tokengate bench --list
 
 Scenarios: ${Object.keys(SCENARIOS).join(", ")}
@@ -35,8 +45,15 @@ the output, or a job does not complete
 degrading, failing and recovering mid-run, against a director that follows the lowest latency alone;
 exit 1 if a tenant's residency is violated
 
+Traces (docs/benchmarks.md, "Trace format"): tokengate's own JSONL; JSONL with hash_ids (Mooncake's:
+timestamp, input_length, output_length, one id per 512-token prompt block, shared ids shared text); CSV
+of arrival time, context tokens, generated tokens (Azure's TIMESTAMP,ContextTokens,GeneratedTokens, or a
+numeric time column named with its unit: timestamp_s, arrival_time_ms)
+
 Options:
-  --routers <a,b,...>  routers to run (default: the scenario's): ${ROUTERS.join(", ")}
+  --routers <a,b,...>  routers to run (default: the scenario's): ${ROUTERS.join(", ")};
+                       ${PEER_ALGORITHMS.join(", ")} are those projects' default algorithms inside
+                       tokengate's own gateway (its pools and routes, no gateway queue), wherever tokengate runs
   --duration <s>       traffic duration in seconds (default: the scenario's)
   --seed <n>           workload seed, an integer >= 0 (default 1); the same seed replays the same arrivals
   --out <dir>          where results.json, report.md and the SVG charts go (default bench-results/<scenario>)
@@ -78,15 +95,15 @@ function readBenchArgs(argv: string[]) {
   if (values.help) return "help" as const;
   if (values.list) return "list" as const;
   const [target, ...extra] = positionals;
-  if (target === undefined) throw new UsageError("expected a scenario or a trace.jsonl");
+  if (target === undefined) throw new UsageError("expected a scenario or a trace.jsonl or trace.csv");
   if (extra.length > 0)
     throw new UsageError(`unexpected argument "${extra[0]}" (a run takes one scenario or trace)`);
-  const isTrace = target.endsWith(".jsonl");
+  const isTrace = isTraceFile(target);
   if (isTrace && !existsSync(target)) throw new UsageError(`no trace file "${target}"`);
   const special = [DRILL, BATCH_DAY, MULTI_REGION];
   if (!isTrace && !Object.hasOwn(SCENARIOS, target) && !special.includes(target))
     throw new UsageError(
-      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}, ${special.join(", ")}; or a trace.jsonl)`,
+      `unknown scenario "${target}" (known: ${Object.keys(SCENARIOS).join(", ")}, ${special.join(", ")}; or a trace.jsonl or trace.csv)`,
     );
   if (values.virtual && isTrace) throw new UsageError("--virtual: only for a scenario");
   if (values.fleet !== undefined && !isTrace)
@@ -165,9 +182,9 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     return f.failed ? 1 : 0;
   }
   let scenario: Scenario;
-  let trace: ReturnType<typeof parseTraceLines> | undefined;
+  let trace: TraceRequest[] | undefined;
   if (args.isTrace) {
-    trace = parseTraceLines(readFileSync(target, "utf8"), target);
+    trace = readTraceFile(target);
     scenario = traceScenario(target, args.fleet ? loadFleetFile(args.fleet) : undefined);
   } else {
     scenario = getScenario(target);

@@ -58,6 +58,21 @@ describe("EndpointState: in-flight leases", () => {
     assert.equal(ep.inflightTokens, 0);
   });
 
+  it("counts the prompt part of its tokens and the pending prefill, both back to zero on release", () => {
+    const ep = endpoint();
+    const a = ep.acquire(600, { uncached: 400, stream: true, prompt: 500 });
+    const b = ep.acquire(90, { uncached: 0, stream: false, prompt: 900 });
+    assert.equal(ep.inflightPromptTokens, 590, "a prompt never counts for more than its request's tokens");
+    assert.equal(ep.pendingPrefillTokens, 400);
+    a.firstToken();
+    assert.equal(ep.pendingPrefillTokens, 0);
+    a.release();
+    b.release();
+    b.release();
+    assert.equal(ep.inflightPromptTokens, 0);
+    assert.equal(ep.pendingPrefillTokens, 0);
+  });
+
   it("refuses negative or non-finite token counts", () => {
     const ep = endpoint();
     assert.throws(() => ep.acquire(-1), RangeError);

@@ -113,6 +113,8 @@ export class EndpointState {
   // The gateway's own accounting; written only through acquire() and Lease.release().
   inflightRequests = 0;
   inflightTokens = 0;
+  /** The prompt part of `inflightTokens` (a peer algorithm's active-blocks estimate reads it). */
+  inflightPromptTokens = 0;
   /** Prefill tokens pending, sequences decoding, and the learned TTFT fit (prefill-load.ts). */
   readonly prefill: PrefillLoad;
   /** Called when a lease is released or a scrape lands: flow control may dispatch more. */
@@ -261,17 +263,28 @@ export class EndpointState {
    * const lease = endpoint.acquire(profile.inputTokens + profile.maxOutputTokens, { uncached: 900, stream: true });
    * try { await forward(endpoint, req); } finally { lease.release(); }
    */
-  acquire(tokens: number, prefill?: { uncached: number; stream: boolean }, now = Date.now()): Lease {
+  acquire(
+    tokens: number,
+    prefill?: { uncached: number; stream: boolean; prompt?: number },
+    now = Date.now(),
+  ): Lease {
     if (!Number.isFinite(tokens) || tokens < 0) {
       throw new RangeError(`acquire: tokens must be a finite number >= 0, got ${tokens}`);
     }
+    const prompt = Math.min(tokens, Math.max(0, prefill?.prompt ?? 0));
     this.inflightRequests++;
     this.inflightTokens += tokens;
+    this.inflightPromptTokens += prompt;
     this.breaker.dispatched(now);
     const claim = prefill
       ? this.prefill.begin(prefill.uncached, prefill.stream, now, this.freshWaiting(now))
       : null;
-    return new Lease(this, tokens, claim);
+    return new Lease(this, tokens, claim, prompt);
+  }
+
+  /** Uncached prompt tokens sent here and not yet first-tokened (the prefill view's pending work). */
+  get pendingPrefillTokens(): number {
+    return this.prefill.pendingTokens;
   }
 
   /** Predicted ms to the first token of a request bringing `uncached` prompt tokens, sent now. */

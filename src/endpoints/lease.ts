@@ -7,6 +7,8 @@ import type { PrefillClaim } from "./prefill-load.js";
 export interface InflightCounters {
   inflightRequests: number;
   inflightTokens: number;
+  /** The prompt part of `inflightTokens`; absent where not counted. */
+  inflightPromptTokens?: number;
   /** Told after the counters went down, or a request left prefill. */
   onCapacity?: (() => void) | null;
 }
@@ -18,7 +20,12 @@ export class Lease {
   private readonly counters: InflightCounters;
   private open = true;
 
-  constructor(counters: InflightCounters, tokens: number, prefill: PrefillClaim | null = null) {
+  constructor(
+    counters: InflightCounters,
+    tokens: number,
+    prefill: PrefillClaim | null = null,
+    private readonly prompt = 0,
+  ) {
     this.counters = counters;
     this.tokens = tokens;
     this.prefill = prefill;
@@ -43,6 +50,8 @@ export class Lease {
     const c = this.counters;
     c.inflightRequests = Math.max(0, c.inflightRequests - 1);
     c.inflightTokens = Math.max(0, c.inflightTokens - this.tokens);
+    if (c.inflightPromptTokens !== undefined)
+      c.inflightPromptTokens = Math.max(0, c.inflightPromptTokens - this.prompt);
     this.prefill?.end(now);
     c.onCapacity?.();
     return true;

@@ -12,6 +12,7 @@ import {
   servesModelFilter,
 } from "./filters/endpoint-filters.js";
 import type { Filter, PickerEndpoint, PickerProfile, Scorer } from "./framework/types.js";
+import { buildPeerAlgorithm } from "./peers/peers.js";
 import { maxScorePicker, powerOfTwoPicker } from "./pickers/max-score.js";
 import { promptBlockHashes } from "./prefix-index/block-hashes.js";
 import { PrefixIndex } from "./prefix-index/prefix-index.js";
@@ -81,6 +82,7 @@ export function buildPickerProfile(config: EndpointPickerConfig): PickerProfile 
     cost: config.costModel,
     backupPool: config.backupPool,
     topScores: config.topScores,
+    peer: config.algorithm === "tokengate" ? null : buildPeerAlgorithm(config.algorithm),
   };
 }
 

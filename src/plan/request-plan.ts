@@ -9,6 +9,7 @@ import type { StickyBy } from "../config/route-types.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
 import type { PickRequest } from "../picker/framework/types.js";
+import { PEERS_READING_TEXT } from "../picker/peers/peer-algorithm.js";
 import { promptHashesFor, sessionHeader } from "../picker/picker-profile.js";
 import { type ApiKind, profileRequest, type RequestProfile } from "../profile/request-profile.js";
 import type { TokenCorrection } from "../profile/token-correction.js";
@@ -156,6 +157,7 @@ function pickRequestOf(
   const session = picker ? sessionHeaderOf(picker) : null;
   const s = session ? firstHeader(headers, session) : null;
   const lora = decision.target.adapter;
+  const parts = picker ? promptPartsOf(profile.kind, profile.body) : null;
   return {
     model: decision.baseModel,
     modelVersion: decision.target.modelVersion,
@@ -163,10 +165,11 @@ function pickRequestOf(
     inputTokens: decision.inputTokens,
     maxTokens: decision.maxTokens,
     // Salted by model and adapter as the engine's prefix cache is: an adapter's KV is its own.
-    blockHashes: picker
-      ? promptHashesFor(picker, promptPartsOf(profile.kind, profile.body), decision.baseModel, lora)
-      : new Float64Array(0),
+    blockHashes:
+      picker && parts ? promptHashesFor(picker, parts, decision.baseModel, lora) : new Float64Array(0),
     sessionKey: s,
+    // Only for a peer algorithm that reads the prompt as characters (SGLang's tree).
+    ...(picker && parts && PEERS_READING_TEXT.has(picker.algorithm) ? { promptText: parts.join("") } : {}),
   };
 }
 

@@ -193,7 +193,7 @@ async function attempts(
             };
           }
           gw.metrics.retries.labels(decision.pool, outcome.reason).inc();
-          placement = placeOn(pick, plan.cost, plan.profile.stream)!;
+          placement = placeOn(pick, plan.cost, plan.profile.stream, plan.decision.inputTokens)!;
           continue;
         }
         if (backpressure) {

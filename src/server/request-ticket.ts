@@ -40,13 +40,18 @@ export interface RequestTicketInit extends TicketFields {
 }
 
 /**
- * Claims the picked endpoint for the request: its in-flight counters (`cost` tokens) and its prefill
- * view (the prompt tokens the pick found uncached there).
+ * Claims the picked endpoint for the request: its in-flight counters (`cost` tokens, `prompt` of them the
+ * prompt's) and its prefill view (the prompt tokens the pick found uncached there).
  */
-export function placeOn(pick: PickResult<EndpointState>, cost: number, stream: boolean): Placement | null {
+export function placeOn(
+  pick: PickResult<EndpointState>,
+  cost: number,
+  stream: boolean,
+  prompt: number,
+): Placement | null {
   const endpoint = pick.endpoint;
   if (!endpoint) return null;
-  const lease = endpoint.acquire(cost, { uncached: pick.uncachedTokens ?? 0, stream });
+  const lease = endpoint.acquire(cost, { uncached: pick.uncachedTokens ?? 0, stream, prompt });
   return { endpoint, lease, pick };
 }
 
@@ -114,7 +119,7 @@ export class RequestTicket implements FlowTicket<Placement> {
       soft && guard && pick.endpoint
         ? guard.holds(roomy, pick.endpoint, pick.uncachedTokens ?? 0, Date.now())
         : null;
-    const placed = this.heldLong === null ? placeOn(pick, cost, this.init.stream) : null;
+    const placed = this.heldLong === null ? placeOn(pick, cost, this.init.stream, this.work) : null;
     this.lastMiss = placed === null ? "no_match" : null;
     if (placed === null) this.heldBy = this.heldLong === null ? "no_match" : "long_prefill";
     const adapter = this.init.pickRequest.lora;

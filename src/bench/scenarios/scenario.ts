@@ -1,6 +1,7 @@
 // What a benchmark scenario declares: the simulated hardware (one or more fleet topologies), which
 // routers run on which topology, tokengate's config for it, and the workload as a trace.
 
+import type { PeerName } from "../../picker/peers/peer-algorithm.js";
 import type { FleetSpec } from "../../sim/fleet.js";
 import type { TraceRequest } from "../trace.js";
 
@@ -10,7 +11,8 @@ export type RouterName =
   | "least-request" // nginx least_conn
   | "round-robin" // nginx default
   | "random" // nginx random
-  | "prefix-sticky"; // nginx consistent hash on the X-Prefix-Group header: the prefix-affinity upper bound
+  | "prefix-sticky" // nginx consistent hash on the X-Prefix-Group header: the prefix-affinity upper bound
+  | PeerName; // a peer's default algorithm inside tokengate's gateway (bench/peer-config.ts)
 
 export interface Topology {
   /** e.g. "original-4-pods", "split-pools". */

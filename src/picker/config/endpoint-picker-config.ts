@@ -3,6 +3,7 @@
 
 import { formatPath, IssueList, type PathSegment } from "../../config/errors.js";
 import { describe, FieldReader } from "../../config/fields.js";
+import { PEER_ALGORITHMS, type PeerName } from "../peers/peer-algorithm.js";
 
 export type ParamValue = number | string | boolean;
 
@@ -59,7 +60,16 @@ export interface PrefixIndexConfig {
   readonly capacityFromEngine: boolean;
 }
 
+/** `tokengate`: the filters, scorers and picker below; a peer's name: that project's default algorithm. */
+export type PickerAlgorithm = "tokengate" | PeerName;
+export const PICKER_ALGORITHMS: readonly PickerAlgorithm[] = ["tokengate", ...PEER_ALGORITHMS];
+
 export interface EndpointPickerConfig {
+  /**
+   * Who chooses among the endpoints the filters keep: tokengate's scorers and picker, or a peer's default
+   * algorithm (picker/peers/), for comparing algorithms inside the same gateway.
+   */
+  readonly algorithm: PickerAlgorithm;
   readonly filters: readonly FilterRef[];
   readonly scorers: readonly ScorerRef[];
   readonly picker: { readonly type: (typeof PICKER_TYPES)[number] };
@@ -127,6 +137,8 @@ export function parseEndpointPickerConfig(
   const spec = FieldReader.of(value ?? {}, path, issues);
   let config: EndpointPickerConfig | undefined;
   if (spec) {
+    const algorithm = (spec.string("algorithm", { oneOf: PICKER_ALGORITHMS }) ??
+      "tokengate") as PickerAlgorithm;
     const filters = refs(spec, "filters", FILTER_PARAMS, false) as FilterRef[] | undefined;
     const scorers = refs(spec, "scorers", SCORER_PARAMS, true) as ScorerRef[] | undefined;
     const pickerMap = spec.map("picker");
@@ -153,6 +165,7 @@ export function parseEndpointPickerConfig(
     spec.done();
     if (issues.errorCount === 0) {
       config = {
+        algorithm,
         filters: filters ?? DEFAULT_FILTERS,
         scorers: scorers ?? DEFAULT_SCORERS,
         picker: { type: pickerType as (typeof PICKER_TYPES)[number] },

@@ -73,6 +73,32 @@ export function pickEndpoint<E extends PickerEndpoint>(
   for (let i = 0; i < n; i++) {
     buf.delay[i] = predictedDelayMs(set[i]!, buf.matched[i]!, input, signals, profile.cost, ctx.now);
   }
+  if (profile.peer) {
+    // A peer's algorithm chooses among what the filters kept (picker/peers/), with the same index matches.
+    const c = profile.peer.choose(
+      {
+        request: ctx.request,
+        now: ctx.now,
+        matchedBlocks: buf.matched,
+        tokensPerBlock: profile.cost.tokensPerBlock,
+        random: ctx.random ?? Math.random,
+      },
+      set,
+    );
+    const chosenLine = c.lines[c.index]!;
+    return {
+      endpoint: set[c.index]!,
+      mode: signals,
+      signals,
+      reason: c.why,
+      backupPool: null,
+      topScores: [chosenLine, ...c.lines.filter((l) => l !== chosenLine)].slice(0, profile.topScores),
+      filtered,
+      notes,
+      predictedTtftMs: buf.delay[c.index]!,
+      uncachedTokens: uncachedTokens(buf.matched[c.index]!, input, profile.cost),
+    };
+  }
   const sctx: ScoringContext = {
     request: ctx.request,
     now: ctx.now,

@@ -62,6 +62,11 @@ export interface PickRequest {
   readonly blockHashes: ArrayLike<number>;
   /** Value of the session header; null when absent. */
   readonly sessionKey: string | null;
+  /**
+   * The prompt as text (a chat's messages in order), given only to a peer algorithm that reads it
+   * (SGLang's character tree, `picker/peers/`); absent otherwise.
+   */
+  readonly promptText?: string;
 }
 
 export interface PickContext {
@@ -156,6 +161,38 @@ export interface PickerProfile {
   readonly backupPool: string | null;
   /** How many candidates the result lists in `topScores`. */
   readonly topScores: number;
+  /** A peer's algorithm chooses among the filtered candidates instead of the scorers and picker; absent: none. */
+  readonly peer?: PeerChooser | null;
+}
+
+/** What a peer's algorithm (picker/peers/) is given, besides the candidates the filters kept. */
+export interface PeerContext {
+  readonly request: PickRequest;
+  readonly now: number;
+  /**
+   * Leading prompt blocks each candidate probably holds, from the pool's prefix index, which learns from
+   * this gateway's own decisions as llm-d's approximate prefix scorer and Dynamo's and AIBrix's
+   * event-less modes do. Aligned with the candidates.
+   */
+  readonly matchedBlocks: ArrayLike<number>;
+  /** Tokens one index block stands for (the pool's EndpointPicker prefixIndex.tokensPerBlock). */
+  readonly tokensPerBlock: number;
+  readonly random: () => number;
+}
+
+export interface PeerChoice {
+  /** Index into the candidates. */
+  readonly index: number;
+  /** One line a log reader can check against the source's formula. */
+  readonly why: string;
+  /** Each candidate's figures (higher is better for score-based peers; Dynamo's is a cost). */
+  readonly lines: readonly ScoreLine[];
+}
+
+/** A peer's algorithm as the picker calls it. */
+export interface PeerChooser {
+  readonly name: string;
+  choose(ctx: PeerContext, candidates: readonly PickerEndpoint[]): PeerChoice;
 }
 
 /** Degradation order: metrics → predicted → p2c → backup_pool / no_endpoint. */
