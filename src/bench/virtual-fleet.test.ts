@@ -57,6 +57,9 @@ describe("the virtual fleet", () => {
       pendingPrefillTokens,
       decoding,
       inApiServer: 0,
+      waitingRequests: 0,
+      runningRequests: inflight,
+      kvUsage: 0,
     });
     // Engine 0 prefills one 16k-token prompt; engine 1 decodes three short replies.
     const engines = [view(0, 1, 16_000, 0), view(1, 3, 0, 3)];

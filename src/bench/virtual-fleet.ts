@@ -41,12 +41,16 @@ export interface VirtualEngineView {
   readonly decoding: number;
   /** Requests still in the API-server stage. */
   readonly inApiServer: number;
+  /** What a metrics scrape would read now: requests waiting for the scheduler, running, KV use (0..1). */
+  readonly waitingRequests: number;
+  readonly runningRequests: number;
+  readonly kvUsage: number;
 }
 
 /** Where each request goes and when: `pick` at dispatch; `admit` says whether the queue may release now. */
 export interface VirtualPolicy {
   readonly name: string;
-  pick(req: VirtualRequest, engines: readonly VirtualEngineView[]): number;
+  pick(req: VirtualRequest, engines: readonly VirtualEngineView[], nowMs?: number): number;
   /** Null: no gateway queue (dispatch on arrival). Else the queue releases while this returns true. */
   admit: ((engines: readonly VirtualEngineView[]) => boolean) | null;
   /** Index of the held request to release next (FIFO when absent). */
@@ -55,6 +59,15 @@ export interface VirtualPolicy {
   queued?(req: VirtualRequest, held: readonly VirtualRequest[]): void;
   /** Told of each release, e.g. to charge a tenant's counter. */
   released?(req: VirtualRequest): void;
+  /** The prompt's token ids, before `pick`, for a policy that hashes prompts (virtual-gateway.ts). */
+  prompt?(req: VirtualRequest, tokens: Uint32Array): void;
+  /** A request's life on its engine: sent, first token, finished (virtual-gateway.ts keeps leases). */
+  dispatched?(req: VirtualRequest, nowMs: number): void;
+  firstToken?(req: VirtualRequest, nowMs: number): void;
+  finished?(req: VirtualRequest, nowMs: number): void;
+  /** Every `scrapeMs` of virtual time: the engines as a metrics scrape reads them. */
+  scrape?(engines: readonly VirtualEngineView[], nowMs: number): void;
+  readonly scrapeMs?: number;
 }
 
 class VirtualEngine implements VirtualEngineView {
@@ -81,6 +94,18 @@ class VirtualEngine implements VirtualEngineView {
 
   get inApiServer(): number {
     return this.api.length;
+  }
+
+  get waitingRequests(): number {
+    return this.waiting.length + this.api.length;
+  }
+
+  get runningRequests(): number {
+    return this.running.length;
+  }
+
+  get kvUsage(): number {
+    return 1 - this.kv.numFreeBlocks / this.cfg.numGpuBlocks;
   }
 
   submit(req: EngineRequest, nowMs: number): void {
@@ -179,8 +204,9 @@ export function runVirtual(
   const prompts = new Map<VirtualRequest, Uint32Array>();
 
   const dispatch = (v: VirtualRequest, nowMs: number) => {
-    const e = engines[policy.pick(v, engines)]!;
     const tokens = prompts.get(v)!;
+    policy.prompt?.(v, tokens);
+    const e = engines[policy.pick(v, engines, nowMs)]!;
     prompts.delete(v);
     const req = new EngineRequest(
       {
@@ -199,6 +225,7 @@ export function runVirtual(
     v.engine = e.index;
     owner.set(req, v);
     e.submit(req, nowMs);
+    policy.dispatched?.(v, nowMs);
   };
   const release = (nowMs: number) => {
     while (held.length > 0 && policy.admit!(engines)) {
@@ -209,6 +236,8 @@ export function runVirtual(
   };
 
   let ai = 0;
+  const scrapeMs = policy.scrape ? (policy.scrapeMs ?? 100) : Number.POSITIVE_INFINITY;
+  let nextScrape = policy.scrape ? 0 : Number.POSITIVE_INFINITY;
   for (;;) {
     let at = ai < trace.length ? trace[ai]!.t_ms : Number.POSITIVE_INFINITY;
     let step: VirtualEngine | null = null;
@@ -218,15 +247,25 @@ export function runVirtual(
       if (e.api.length > 0 && e.api[0]!.readyMs < at) [at, step, api] = [e.api[0]!.readyMs, null, e];
     }
     if (at === Number.POSITIVE_INFINITY) break;
+    // A scrape is due before the next event: the engines as they stand then.
+    if (nextScrape <= at) {
+      policy.scrape!(engines, nextScrape);
+      nextScrape += scrapeMs;
+      continue;
+    }
     if (step) {
       const finishedBefore = step.running.filter((r) => r.status === "running");
       step.completeStep();
       for (const r of finishedBefore) {
         const v = owner.get(r)!;
-        if (Number.isNaN(v.firstTokenMs) && !Number.isNaN(r.firstTokenAt)) v.firstTokenMs = r.firstTokenAt;
+        if (Number.isNaN(v.firstTokenMs) && !Number.isNaN(r.firstTokenAt)) {
+          v.firstTokenMs = r.firstTokenAt;
+          policy.firstToken?.(v, at);
+        }
         if (r.status === "finished") {
           v.endMs = r.finishedAt;
           owner.delete(r);
+          policy.finished?.(v, at);
         }
       }
       if (policy.admit) release(at);

@@ -105,8 +105,13 @@ export interface WorkloadParams {
   /** The fleet's prefill capacity, prompt tokens per second (capacity.ts). */
   capacityTokensPerS: number;
   contextWindow: number;
-  /** Steady prompt tokens per second (shared prefixes included) over the prefill capacity. */
+  /**
+   * The run's mean load, steady traffic and bursts together, over the fleet's capacity (prefill, or the
+   * API-server stage where that binds first); shared prefixes count in full.
+   */
   load: number;
+  /** The steady traffic's part of it: what the bursts leave of the mean; a burst adds `size` × this. */
+  steadyLoad: number;
   prompt: PromptMix;
   /** Mean prompt of the steady traffic, tokens: the mix's mean plus the grouped share of prefixes. */
   meanPromptTokens: number;
@@ -212,12 +217,23 @@ export function generateWorkload(opts: WorkloadOptions): FamilyWorkload {
     stream: true,
   });
 
-  // The steady traffic: rate = load × capacity / mean prompt, the whole run.
+  // The bursts' windows come first (in `quick`, starts and lengths in proportion, each at least 2 s): the
+  // drawn load is the run's mean, steady traffic and bursts together, so the steady part is what the
+  // bursts leave of it, and a burst of size b runs at b × the steady load on top of it.
+  const windows = shape.bursts.map((b) => {
+    const lengthS = round(Math.min(durationS, Math.max(RANGES.quickMinBurstS, b.lengthS * scale)), 2);
+    const startS = round(Math.min(b.startS * scale, durationS - lengthS), 2);
+    return { startS, lengthS };
+  });
+  const steadyLoad =
+    shape.load / (1 + shape.bursts.reduce((a, b, j) => a + (b.size * windows[j]!.lengthS) / durationS, 0));
+
+  // The steady traffic: at the steady load, the whole run.
   const prefixMean = shape.prefix
     ? shape.prefix.fraction * shape.prefix.groups.reduce((a, g) => a + g.share * g.tokens, 0)
     : 0;
   const meanPromptTokens = promptMean(shape.prompt) + prefixMean;
-  const rate = requestsAtLoad(shape.load, meanPromptTokens);
+  const rate = requestsAtLoad(steadyLoad, meanPromptTokens);
   const n = Math.round(rate * durationS);
   const times = arrivalsWithCount(n, 0, durationS * 1000, rs("steady:arrivals"));
   const lengths = stratifiedLengths(shape.prompt, n, rs("steady:lengths"));
@@ -246,12 +262,11 @@ export function generateWorkload(opts: WorkloadOptions): FamilyWorkload {
     trace.push(request(id, times[i]!, tenants[i]!, STEADY_TASK, lengths[i]!, output, groups[i] ?? null));
   }
 
-  // The bursts: in `quick`, starts and lengths in proportion (each at least 2 s), rates as they are.
+  // The bursts.
   const bursts: BurstParams[] = shape.bursts.map((b, j) => {
-    const lengthS = round(Math.min(durationS, Math.max(RANGES.quickMinBurstS, b.lengthS * scale)), 2);
-    const startS = round(Math.min(b.startS * scale, durationS - lengthS), 2);
+    const { startS, lengthS } = windows[j]!;
     const meanPrompt = promptMean(b.prompt);
-    const burstRate = requestsAtLoad(b.size * shape.load, meanPrompt);
+    const burstRate = requestsAtLoad(b.size * steadyLoad, meanPrompt);
     const count = Math.round(burstRate * lengthS);
     const at = arrivalsWithCount(
       count,
@@ -281,8 +296,8 @@ export function generateWorkload(opts: WorkloadOptions): FamilyWorkload {
   });
   trace.sort((x, y) => x.t_ms - y.t_ms || (x.id < y.id ? -1 : 1));
 
-  const burstLoad = (b: BurstParams) => b.size * shape.load;
-  const meanLoad = shape.load + bursts.reduce((a, b) => a + (burstLoad(b) * b.lengthS) / durationS, 0);
+  const burstLoad = (b: BurstParams) => b.size * steadyLoad;
+  const meanLoad = steadyLoad + bursts.reduce((a, b) => a + (burstLoad(b) * b.lengthS) / durationS, 0);
   // The busiest moment starts with some burst: the steady value plus the bursts running at each start.
   const peak = (steadyValue: number, burstValue: (b: BurstParams) => number) =>
     Math.max(
@@ -322,6 +337,7 @@ export function generateWorkload(opts: WorkloadOptions): FamilyWorkload {
     capacityTokensPerS: Math.round(capacity),
     contextWindow: fleetContextWindow(fleet),
     load: shape.load,
+    steadyLoad: round(steadyLoad, 3),
     prompt: shape.prompt,
     meanPromptTokens: round(meanPromptTokens, 1),
     rate: round(rate, 3),
@@ -331,7 +347,7 @@ export function generateWorkload(opts: WorkloadOptions): FamilyWorkload {
     bursts,
     meanLoad: round(meanLoad, 3),
     peakLoad: round(
-      peak(shape.load, (b) => burstLoad(b)),
+      peak(steadyLoad, (b) => burstLoad(b)),
       3,
     ),
     peakApiServerLoad: round(apiServerLoad(peak(rate, (b) => b.rate)), 3),

@@ -9,7 +9,8 @@
 //   profile (about 18k prefill tokens/s in 2,048-token chunks against the H100's 56k in 8,192-token
 //   chunks), so a long prompt holds an engine three times as long.
 // - load: 0.30–1.20 of the fleet's prefill capacity (capacity.ts: each engine's full-chunk prefill rate
-//   times the engine count), counted as the steady traffic's prompt tokens per second as sent, shared
+//   times the engine count), averaged over the run, bursts included (a burst overloads its moments; the
+//   steady traffic is what the bursts leave of the mean), counted as prompt tokens per second as sent, shared
 //   prefixes included (a prefix-cache hit makes the real prefill smaller). Below ~0.6 routers barely
 //   differ; around 0.8–1.0 is where they do; past 1.0 a backlog grows under any router, and the family
 //   must show a router does not make overload worse. With short prompts the engines' one-at-a-time
@@ -126,7 +127,7 @@ export interface WorkloadShape {
   tag: string;
   profile: string;
   engines: number;
-  /** The steady traffic over the fleet's capacity: prefill, or the API-server stage where that binds first. */
+  /** The run's mean load over the fleet's capacity (prefill, or the API-server stage where that binds first). */
   load: number;
   durationS: number;
   prompt: PromptMix;
