@@ -32,7 +32,10 @@ describe("the prefill view's accounting", () => {
     // 800 ms past its prediction with no first token: the engine is queueing what the fit cannot see.
     const at = stuck.predictedMs + 800;
     assert.equal(load.lateMs(at), 800);
-    assert.ok(Math.abs(load.predictTtftMs(200, at, null) - (load.fitTtftMs(200, at, null) + 800)) < 1e-9);
+    // The picker's ranking counts only what is past twice the prediction: 800 − predicted.
+    const unstuck = load.poolPredictAt(0.4, 0);
+    const ranked = load.predictTtftMs(200, at, null);
+    assert.ok(Math.abs(ranked - (unstuck + 800 - stuck.predictedMs)) < 1e-9, `ranked at ${ranked}`);
     const next = load.begin(100, true, at, null);
     assert.ok(next.predictedMs >= 800, `the next request's prediction ${next.predictedMs} counts the delay`);
     stuck.end(at + 10);
@@ -43,11 +46,16 @@ describe("the prefill view's accounting", () => {
   });
 
   it("the wait is the queued prefill's: none on an idle or only decoding engine, the fit's share of a prompt", () => {
-    const load = new PrefillLoad({ prefillMsPerToken: 0.1, baseMs: 40 });
+    const load = new PrefillLoad({ prefillMsPerToken: 0.1, baseMs: 40, frontendMsPerRequest: 10 });
     assert.equal(load.waitMs(0, null), 0, "the intercept (API server, one step) is not waiting");
     const first = load.begin(3000, true, 0, null);
     assert.ok(Math.abs(load.waitMs(0, null) - 300) < 1e-9, "3,000 tokens ahead at 0.1 ms each");
-    assert.ok(Math.abs(load.fitTtftMs(0, 0, null) - 340) < 1e-9, "the prediction keeps its intercept");
+    assert.ok(
+      Math.abs(load.predictTtftMs(0, 0, null) - 350) < 1e-9,
+      "the ranking keeps its intercept, and the API server's 10 ms on the request sent before",
+    );
+    assert.equal(load.frontendWaitMs(4), 6);
+    assert.equal(load.frontendWaitMs(10), 0);
     first.firstToken(300);
     assert.equal(load.decoding, 1);
     assert.equal(load.waitMs(300, null), 0, "a decoding sequence is not a queue to drain");
@@ -226,4 +234,48 @@ it("an engine not yet learned borrows its pool's learned engines' fit, not the p
   const queued = cold.begin(3000, true, t, null);
   assert.ok(cold.predictTtftMs(1000, t, null) > cold.predictAt(1, 0));
   queued.end(t + 1);
+});
+
+it("the picker ranks engines by the pool's fit over the prefill queued on each, not by each one's own fit", () => {
+  const a = new PrefillLoad();
+  const b = new PrefillLoad();
+  for (const l of [a, b]) l.peers = [a, b];
+  // Two engines of one pool whose fits came out apart (30 and 60 ms per 1,000 tokens): noise, on
+  // identical engines, as often as a real difference.
+  let t = 0;
+  const teach = (l: PrefillLoad, perK: number) => {
+    for (let i = 0; i < 20; i++) {
+      const tokens = 500 + ((i * 377) % 3000);
+      const c = l.begin(tokens, true, t, null);
+      c.firstToken(t + 20 + (perK * tokens) / 1000);
+      c.end(t + 100);
+      t += 200;
+    }
+  };
+  teach(a, 30);
+  teach(b, 60);
+  assert.equal(a.predictTtftMs(2000, t, null), b.predictTtftMs(2000, t, null), "equal queues rank equal");
+  assert.ok(Math.abs(a.predictTtftMs(2000, t, null) - a.poolPredictAt(2, 0)) < 1e-9);
+  // 1,000 tokens queued on the engine whose own fit is faster rank it behind the other.
+  const queued = a.begin(1000, true, t, null);
+  assert.ok(a.predictTtftMs(2000, t, null) > b.predictTtftMs(2000, t, null));
+  assert.equal(a.queuedTokens(t + 5000, null), 1000, "queued as sent: no credit for time passing");
+  assert.equal(a.queuedTokens(t, 1), 1000, "the one a scrape shows waiting is ours");
+  assert.ok(a.queuedTokens(t, 3) > 1000, "two more waiting than we sent, at the average size");
+  queued.end(t + 10);
+  assert.equal(a.held(), null);
+});
+
+it("counts the time nothing of ours is in prefill: the clock flow control's held_while_idle reads", () => {
+  const load = new PrefillLoad(undefined, 0);
+  assert.equal(load.idleMsUntil(100), 100, "idle from the start");
+  const a = load.begin(1000, true, 100, null);
+  const b = load.begin(1000, false, 150, null);
+  assert.equal(load.idleMsUntil(400), 100, "busy while anything is in prefill");
+  a.firstToken(300);
+  assert.equal(load.idleMsUntil(400), 100, "the non-streaming one is still in prefill");
+  b.end(500);
+  assert.equal(load.idleMsUntil(800), 400, "idle again from its end: 100 + 300");
+  a.end(900);
+  assert.equal(load.idleMsUntil(1000), 600, "decoding is not prefill");
 });

@@ -21,9 +21,20 @@ export interface PrefillPrior {
   readonly prefillMsPerToken: number;
   /** Time to first token of an empty prompt on an idle engine: the API server and one step, ms. */
   readonly baseMs: number;
+  /**
+   * CPU time the engine's API server spends on each request before the scheduler sees it, ms, one
+   * request after another: vLLM's OpenAI server is one Python process (parsing, tokenizing, streaming),
+   * and a replica saturated near 101 req/s on short requests (the simulator's 9.5 ms per request is
+   * fitted to the same measurement, src/sim/profiles.ts).
+   */
+  readonly frontendMsPerRequest: number;
 }
 
-export const DEFAULT_PREFILL_PRIOR: PrefillPrior = { prefillMsPerToken: 0.1, baseMs: 20 };
+export const DEFAULT_PREFILL_PRIOR: PrefillPrior = {
+  prefillMsPerToken: 0.1,
+  baseMs: 20,
+  frontendMsPerRequest: 10,
+};
 
 /** Observations after which the learned fit is trusted over the prior for predictions. */
 const WARM_OBSERVATIONS = 8;
@@ -112,6 +123,12 @@ export class PrefillLoad {
   private readonly inPrefill = new Set<PrefillClaim>();
   /** When the oldest claim in prefill reached the head of the engine's queue: the last head's exit. */
   private headSince = Number.NEGATIVE_INFINITY;
+  /** Ms this engine had none of this gateway's prefill, up to `idleSince` (flow control's idle check). */
+  private idleMs = 0;
+  /** Since when nothing sent here is in prefill; NaN while something is. */
+  private idleSince: number;
+  /** When the engine's API server is through with the requests sent here so far (frontendWaitMs). */
+  private frontendFreeAt = Number.NEGATIVE_INFINITY;
   /** Consecutive first tokens the fit missed by > CHANGE_ERROR: + late, − early. */
   private missRun = 0;
   /**
@@ -120,8 +137,9 @@ export class PrefillLoad {
    */
   peers: readonly PrefillLoad[] = [];
 
-  constructor(prior: PrefillPrior = DEFAULT_PREFILL_PRIOR) {
+  constructor(prior: PrefillPrior = DEFAULT_PREFILL_PRIOR, now = Date.now()) {
     this.prior = prior;
+    this.idleSince = now;
     this.ttft = new OnlineLinear({
       prior: [prior.baseMs, prior.prefillMsPerToken * 1000, 0, 0],
       forgetting: FORGETTING,
@@ -144,34 +162,93 @@ export class PrefillLoad {
     return ahead;
   }
 
-  /** Predicted ms to the first token of a request of `uncached` prompt tokens sent now. */
+  /**
+   * What the picker ranks this engine by for a request of `uncached` prompt tokens sent now, in ms: the
+   * pool's fit (the mean of its learned engines' fits) at the prefill queued here as sent plus the
+   * request's own, with nothing decoding; and, when the oldest stream here has waited more than twice
+   * its prediction, that excess (the engine is stuck on what no fit sees).
+   *
+   * Not this engine's own fit, nor its drain credit, decode term or lateness at face value: each is
+   * noise beside the token count. On identical engines the per-engine fits' slopes differ by more than
+   * 30% from each other and their prediction error P90 is 40–78%; ranking by them, tokengate's TTFT P99
+   * was 1.15× the best other router's (median of 10 generated workloads in virtual time), where ranking
+   * by the pool's fit over queued tokens made it 0.98× (and P90 1.27× → 0.99×). Using an engine's own
+   * fit only where it differs from the pool's by 2× or more still lost (P99 1.39×). An engine slower
+   * than its pool drains its queue slower, and so ranks worse by its queued tokens alone.
+   *
+   * Plus the engine's API server's backlog (frontendWaitMs): requests it has not yet handed to its
+   * scheduler wait their turn there whatever their length, a cost queued tokens do not show. Without
+   * it tokengate sent short prompts to engines with 1.1 requests in the API server on average (round-
+   * robin: 0.06), and its TTFT P50 was 1.05× the best other router's (median of 10 workloads, virtual
+   * time), round-robin's among them; with it 1.01×, tails unchanged.
+   */
   predictTtftMs(uncached: number, now: number, scrapedWaiting: number | null): number {
-    return this.fitTtftMs(uncached, now, scrapedWaiting) + this.lateMs(now);
-  }
-
-  /** The fit's own prediction for that request: the prefill ahead and its own, without lateness. */
-  fitTtftMs(uncached: number, now: number, scrapedWaiting: number | null): number {
-    return this.predictAt((this.aheadTokens(now, scrapedWaiting) + uncached) / 1000, this.decoding / 100);
+    const p = (this.queuedTokens(now, scrapedWaiting) + uncached) / 1000;
+    return this.poolPredictAt(p, 0) + this.frontendWaitMs(now) + this.stuckMs(now);
   }
 
   /**
-   * How long the prefill queued here delays a new request's first token, by the fit: its prediction for
-   * an empty prompt behind that prefill, less its prediction with none, at the same decode load. Only
-   * queued prefill drains faster for holding traffic back; the fit's intercept (the API server, a step)
-   * is not waiting, and its decode term, fitted from few first tokens, extrapolates: in support-incident's
-   * split pools it read two batch recomputes decoding on the long-context pod as a wait past the bound
-   * and held every long-context request until one of them ended (TTFT P90 ~1 s → 12.9 s).
+   * How long a request sent now waits for the engine's API server to finish the ones sent before it,
+   * ms: the requests this gateway sent, at the prior's frontendMsPerRequest each, one after another.
+   */
+  frontendWaitMs(now: number): number {
+    return Math.max(0, this.frontendFreeAt - now);
+  }
+
+  /**
+   * Prefill tokens queued here as sent: the gateway's own pending prefill, plus, when a scrape shows
+   * more requests waiting than that, those at the average size. No credit for what the head has drained.
+   */
+  queuedTokens(now: number, scrapedWaiting: number | null): number {
+    if (now >= this.nextAssumedEnd) this.sweep(now);
+    const unseen = scrapedWaiting !== null ? scrapedWaiting - this.pendingRequests : 0;
+    return this.pendingTokens + (unseen > 0 ? unseen * this.meanTokens : 0);
+  }
+
+  /** How far past twice its prediction the oldest stream still waiting for its first token is. */
+  stuckMs(now: number): number {
+    const oldest = first(this.waitingStreams);
+    return oldest === undefined ? 0 : Math.max(0, now - oldest.startedAt - 2 * oldest.predictedMs);
+  }
+
+  /**
+   * How long the prefill queued here keeps the engine busy, in ms: the prefill ahead (the head's drain
+   * credited) at the pool's rate. Only queued prefill drains faster for holding traffic back; the fit's
+   * intercept (the API server, a step) is not waiting, and its decode term, fitted from few first
+   * tokens, extrapolates: in support-incident's split pools it read two batch recomputes decoding on the
+   * long-context pod as a wait past the bound and held every long-context request until one of them
+   * ended (TTFT P90 ~1 s → 12.9 s). The pool's rate, not this engine's own fit's, whose slope is noise
+   * on identical engines (see predictTtftMs): a slope read 2× too high holds a request while the engine
+   * runs dry.
    */
   waitMs(now: number, scrapedWaiting: number | null): number {
-    const d = this.decoding / 100;
-    const ahead = this.aheadTokens(now, scrapedWaiting) / 1000;
-    return ahead === 0 ? 0 : Math.max(0, this.predictAt(ahead, d) - this.predictAt(0, d));
+    const ahead = this.aheadTokens(now, scrapedWaiting);
+    return ahead === 0 ? 0 : (ahead * this.poolSlopeAt(this.decoding / 100)) / 1000;
+  }
+
+  /**
+   * How much queued prefill the engine needs to stay busy while the gateway holds what is left, in ms:
+   * twice the pool's time to first token of an empty prompt at its decode load now (the API server and
+   * a step, measured). One of those passes before a request sent now starts its prefill; the other
+   * covers the gateway seeing the engine's last first token and reacting. An engine whose queue is
+   * shorter would idle for a request the gateway holds: the work-conserving bound of flow control's
+   * hold. It follows what the engines are measured to do, not a number of milliseconds.
+   */
+  refillMs(): number {
+    return 2 * this.poolPredictAt(0, this.decoding / 100);
+  }
+
+  /** Some engine of the pool (or this one) has learned its fit: its predictions may hold traffic. */
+  get poolLearned(): boolean {
+    if (this.learned) return true;
+    for (const peer of this.peers) if (peer.learned) return true;
+    return false;
   }
 
   /**
    * Prefill the engine has likely done already on the oldest request still waiting for its first token:
    * the time since that request reached the head of the queue (the one before it left prefill, or it
-   * was sent and the fit's intercept passed) at the fit's rate, at most its own tokens. Counting a
+   * was sent and the pool fit's intercept passed) at the pool's rate, at most its own tokens. Counting a
    * prompt whole until its first token made an engine 300 ms into a 6,000-token prefill look as busy as
    * one just sent it; in virtual time an ideal router with exact remaining prefill reached P99 0.57×
    * least-request's on noisy-neighbor where whole prompts gave 0.62×. Chunked prefill serves the queue
@@ -183,8 +260,9 @@ export class PrefillLoad {
     if (head === undefined) return 0;
     const d = this.decoding / 100;
     // Sent to an idle queue, it passes the API server and waits for a step first: the fit's intercept.
-    const since = this.headSince >= head.startedAt ? this.headSince : head.startedAt + this.predictAt(0, d);
-    const msPerKToken = this.slopeAt(d);
+    const since =
+      this.headSince >= head.startedAt ? this.headSince : head.startedAt + this.poolPredictAt(0, d);
+    const msPerKToken = this.poolSlopeAt(d);
     if (now <= since || msPerKToken <= 0) return 0;
     return Math.min(head.tokens, ((now - since) * 1000) / msPerKToken);
   }
@@ -229,6 +307,33 @@ export class PrefillLoad {
     );
   }
 
+  /** The mean prediction of the pool's learned fits, this engine's among them; the prior when none is. */
+  poolPredictAt(p: number, d: number): number {
+    let sum = 0;
+    let n = 0;
+    for (const peer of this.peers) {
+      if (!peer.learned) continue;
+      sum += peer.predictLearned(p, d);
+      n++;
+    }
+    if (n > 0) return sum / n;
+    return this.learned
+      ? this.predictLearned(p, d)
+      : this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken;
+  }
+
+  /** The mean slope (ms per 1,000 prefill tokens) of the pool's learned fits at D; else as slopeAt. */
+  poolSlopeAt(d: number): number {
+    let sum = 0;
+    let n = 0;
+    for (const peer of this.peers) {
+      if (!peer.learned) continue;
+      sum += peer.learnedSlope(d);
+      n++;
+    }
+    return n > 0 ? sum / n : this.slopeAt(d);
+  }
+
   /** Ms per 1,000 prefill tokens at D hundred decoding, from the same fit `predictAt` uses. */
   private slopeAt(d: number): number {
     if (this.learned) return this.learnedSlope(d);
@@ -271,12 +376,18 @@ export class PrefillLoad {
     const tokens = Math.max(0, uncached);
     const p = (this.aheadTokens(now, scrapedWaiting) + tokens) / 1000;
     const d = this.decoding / 100;
+    // The prediction recorded (and scored against the first token) is this engine's own fit's, with
+    // the head's drain credit, the decode load and lateness: the best absolute estimate, noisy as it is.
     const predicted = this.predictAt(p, d) + this.lateMs(now);
     const claim = new PrefillClaim(this, tokens, now, predicted, p, d, stream ? Infinity : now + predicted);
     if (stream) this.waitingStreams.add(claim);
     this.inPrefill.add(claim);
+    this.frontendFreeAt = Math.max(now, this.frontendFreeAt) + this.prior.frontendMsPerRequest;
     this.pendingTokens += tokens;
-    this.pendingRequests++;
+    if (this.pendingRequests++ === 0 && !Number.isNaN(this.idleSince)) {
+      this.idleMs += Math.max(0, now - this.idleSince);
+      this.idleSince = Number.NaN;
+    }
     this.meanTokens += SIZE_EWMA * (tokens - this.meanTokens);
     if (!stream) {
       this.assumed.push(claim);
@@ -292,6 +403,7 @@ export class PrefillLoad {
   leavePrefill(c: PrefillClaim, observed: boolean, now: number): void {
     this.pendingTokens = Math.max(0, this.pendingTokens - c.tokens);
     this.pendingRequests = Math.max(0, this.pendingRequests - 1);
+    if (this.pendingRequests === 0 && Number.isNaN(this.idleSince)) this.idleSince = now;
     this.waitingStreams.delete(c);
     // The head left: the engine turns to the next one now (whatever it did on it before is not known).
     if (first(this.inPrefill) === c) this.headSince = now;
@@ -341,6 +453,15 @@ export class PrefillLoad {
   held(): string | null {
     if (this.pendingTokens === 0 && this.pendingRequests === 0 && this.decoding === 0) return null;
     return `pending ${this.pendingTokens} tokens of ${this.pendingRequests} requests, ${this.decoding} decoding`;
+  }
+
+  /**
+   * Ms so far, up to `now`, that nothing this gateway sent here was in prefill: the engine's prefill
+   * sat idle as far as this gateway knows. Differences of it over a request's wait in the gateway queue
+   * are the time this engine idled while the request was held (flow control's `held_while_idle_ms`).
+   */
+  idleMsUntil(now: number): number {
+    return this.idleMs + (Number.isNaN(this.idleSince) ? 0 : Math.max(0, now - this.idleSince));
   }
 
   /** TTFT observations the fit rests on. */
