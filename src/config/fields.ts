@@ -49,6 +49,12 @@ export class FieldReader {
     return Object.hasOwn(this.value, key) && this.value[key] !== null && this.value[key] !== undefined;
   }
 
+  /** The key is written with a null value (`key: null`, "off" for settings that allow it); marks it known. */
+  isNull(key: string): boolean {
+    this.used.add(key);
+    return Object.hasOwn(this.value, key) && this.value[key] === null;
+  }
+
   /** The raw value, marking the key known; `undefined` when absent or null. */
   raw(key: string, required = false): unknown {
     this.used.add(key);

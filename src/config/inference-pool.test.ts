@@ -111,10 +111,28 @@ describe("InferencePool validation", () => {
       shortReserve: 0.5,
     });
     assert.deepEqual(flow("null"), { minPrefillMs: null, shortReserve: 0.25 });
+    assert.deepEqual(flow("{ minPrefillMs: null }"), { minPrefillMs: null, shortReserve: 0.25 }, "null: off");
     assert.deepEqual(errors(load(spec("{ shortReserve: 0.9, minPrefil: 1 }"))), [
       "9:47 spec.flowControl.longPrefill.shortReserve: must be a number in [0, 0.5], got 0.9",
       '9:52 spec.flowControl.longPrefill.minPrefil: unknown field "minPrefil" (did you mean "minPrefillMs"?)',
     ]);
+  });
+
+  it("bounds the predicted wait by the drain rule by default, by a number of ms, or not at all", () => {
+    const spec = (w: string) => `  engine: vllm
+  model: m
+  endpoints: ["http://127.0.0.1:9000"]
+  flowControl: { maxPredictedWaitMs: ${w} }
+`;
+    const bound = (w: string) => {
+      const r = load(spec(w));
+      assert.ok(r.ok, errors(r).join("\n"));
+      return r.config.pools.get("p")!.flowControl.maxPredictedWaitMs;
+    };
+    assert.equal(bound("drain"), "drain");
+    assert.equal(bound("300"), 300);
+    assert.equal(bound("null"), null);
+    assert.match(errors(load(spec("fast"))).join("\n"), /spec\.flowControl\.maxPredictedWaitMs/);
   });
 
   it("finds its engines by Kubernetes discovery instead of listing them, never both", () => {

@@ -180,9 +180,10 @@ function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
   const d = DEFAULT_POOL_FLOW;
   const enabled = f.bool("enabled") ?? d.enabled;
   const maxWaiting = f.int("maxWaiting", { min: 1 }) ?? d.maxWaiting;
-  const maxPredictedWaitMs =
-    f.raw("maxPredictedWaitMs") === null
-      ? null
+  const maxPredictedWaitMs = f.isNull("maxPredictedWaitMs")
+    ? null
+    : f.raw("maxPredictedWaitMs") === "drain"
+      ? "drain"
       : (f.int("maxPredictedWaitMs", { min: 1 }) ?? d.maxPredictedWaitMs);
   const staleMaxInflight = f.int("staleMaxInflight", { min: 1 }) ?? d.staleMaxInflight;
   const maxInflight = f.int("maxInflight", { min: 1 }) ?? d.maxInflight;
@@ -212,11 +213,12 @@ function parseFlow(spec: FieldReader, issues: IssueList): PoolFlowSettings {
 /** `flowControl.longPrefill`: a map turns it on (minPrefillMs 150, shortReserve 0.25 unless set); null or absent: off. */
 function parseLongPrefill(f: FieldReader, issues: IssueList): LongPrefillSettings {
   const d = DEFAULT_LONG_PREFILL;
-  if (f.raw("longPrefill") === null) return d;
+  if (f.isNull("longPrefill")) return d;
   const m = f.map("longPrefill");
   if (!m) return d;
-  const minPrefillMs =
-    m.raw("minPrefillMs") === null ? null : (m.int("minPrefillMs", { min: 1 }) ?? LONG_PREFILL_ON_MS);
+  const minPrefillMs = m.isNull("minPrefillMs")
+    ? null
+    : (m.int("minPrefillMs", { min: 1 }) ?? LONG_PREFILL_ON_MS);
   let shortReserve = d.shortReserve;
   const r = m.raw("shortReserve");
   if (r !== undefined) {

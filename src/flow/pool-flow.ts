@@ -46,6 +46,8 @@ export interface FlowTicket<P> {
    * after one missed with `no_match`, the others are passed over in that round without a pick.
    */
   readonly matchKey?: string;
+  /** Hook: the request starts to wait in the gateway queue (it is not placed at once). */
+  onQueued?(): void;
 }
 
 interface Waiter<P> {
@@ -191,6 +193,7 @@ export class PoolFlow<P> {
     }
     if (t.signal.aborted) return Promise.reject(t.signal.reason);
     this.stats.queued++;
+    t.onQueued?.();
     return new Promise<P>((resolve, reject) => {
       const w: Waiter<P> = { ticket: t, resolve, reject, timer: null, abort: null, entry: null };
       w.entry = this.queue.push(w, t);

@@ -125,6 +125,35 @@ describe("the predicted-wait bound", () => {
     lease.release(now + 900);
   });
 
+  it("drain (the default): full only while the queued prefill outlasts twice the time a request takes to start", () => {
+    const now = 10_000;
+    const ep = endpoint();
+    scraped(ep, now, 0, 0.1);
+    // Learned: 1,000-token prompts first-token in 50 ms on an idle engine, i.e. ~50 ms per 1,000 tokens
+    // with the intercept near 0; the refill time is twice the empty prompt's TTFT.
+    learn(ep, 50, now);
+    assert.equal(DEFAULT_SATURATION.maxPredictedWaitMs, "drain");
+    const refill = ep.prefill.refillMs();
+    const msPerToken = ep.prefill.poolSlopeAt(0) / 1000;
+    // A prompt whose prefill lasts less than the refill time: the engine would run dry while the
+    // gateway held the next one, so it still takes it.
+    const short = Math.max(1, Math.floor((0.5 * refill) / msPerToken));
+    const a = ep.acquire(100, { uncached: short, stream: true }, now);
+    assert.equal(softSaturation(ep, B, now), null, `${short} tokens queued last less than ${refill} ms`);
+    // Enough queued to keep it busy past the refill time: full, and the reason names the bound.
+    const b = ep.acquire(100, { uncached: Math.ceil((2 * refill) / msPerToken), stream: true }, now);
+    assert.match(softSaturation(ep, B, now) ?? "", /^predicted wait \d+ ms ≥ \d+ ms \(refill time\)$/);
+    // As the head drains (its intercept passed, then the pool's rate), the engine has room again
+    // before its queue is empty: the next request arrives while it still works.
+    a.firstToken(now + 20);
+    const later = now + 20 + 2 * refill;
+    assert.equal(softSaturation(ep, B, later), null, "the queue drained below the refill time");
+    assert.ok(ep.prefill.pendingTokens > 0, "and there is still prefill queued");
+    b.firstToken(later + 1);
+    a.release(later + 2);
+    b.release(later + 2);
+  });
+
   it("does not hold traffic on the prior before the fit has learned the engine", () => {
     const now = 10_000;
     const ep = endpoint();

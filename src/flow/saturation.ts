@@ -52,10 +52,12 @@ export function softSaturation(ep: EndpointState, b: SaturationBounds, now: numb
   const inflight = ep.inflightRequests;
   if (inflight === 0) return null;
   // Only a learned fit holds traffic back: the prior is a guess, and a guess too slow would cap the pool.
-  if (b.maxPredictedWaitMs !== null && ep.prefill.learned) {
+  const bound = waitBoundMs(ep, b);
+  if (bound !== null) {
     const wait = ep.predictedWaitMs(now);
-    if (wait >= b.maxPredictedWaitMs) {
-      return `predicted wait ${Math.round(wait)} ms ≥ ${b.maxPredictedWaitMs} ms`;
+    if (wait >= bound) {
+      const what = b.maxPredictedWaitMs === "drain" ? " (refill time)" : "";
+      return `predicted wait ${Math.round(wait)} ms ≥ ${Math.round(bound)} ms${what}`;
     }
   }
   const scraped = ep.scrapedAt;
@@ -70,6 +72,15 @@ export function softSaturation(ep: EndpointState, b: SaturationBounds, now: numb
     return `KV ${(ep.kvUsage * 100).toFixed(0)}% ≥ ${(b.maxKvCacheUsage * 100).toFixed(0)}%`;
   }
   return null;
+}
+
+/**
+ * The predicted wait at which `ep` is full, in ms, or null when none applies (off, or the pool's fit not
+ * learned yet). `"drain"`: the time a request sent now needs to reach its prefill, twice (refillMs).
+ */
+export function waitBoundMs(ep: EndpointState, b: SaturationBounds): number | null {
+  if (b.maxPredictedWaitMs === null || !ep.prefill.poolLearned) return null;
+  return b.maxPredictedWaitMs === "drain" ? ep.prefill.refillMs() : b.maxPredictedWaitMs;
 }
 
 /** Why `ep` cannot take this request now (hard bound, then soft), or null when it can. */

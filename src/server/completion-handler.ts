@@ -261,12 +261,17 @@ export async function queueForEndpoint(
     } finally {
       // It waited: for the last reason a try to place it failed, else its class's pause or its turn.
       rec.queueReason = ticket.heldBy ?? (pausedAtAdmit ? "paused" : "queue_order");
+      rec.heldWhileIdleMs = ticket.heldWhileIdleMs;
     }
   } else {
     placement = admitted;
   }
   rec.dispatchedAt = performance.now();
   gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
+  if (rec.heldWhileIdleMs !== null && rec.heldWhileIdleMs > 0 && rec.queueReason !== "paused")
+    gw.metrics.heldWhileIdleSeconds
+      .labels(decision.pool, rec.tenant ?? "anonymous")
+      .inc(rec.heldWhileIdleMs / 1000);
   return placement;
 }
 

@@ -7,7 +7,7 @@
 import type { PoolFlowSettings } from "../config/inference-pool.js";
 import type { PoolHeadroom, RegionModel, RegionSummary } from "../director/director-types.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import { saturationOf } from "../flow/saturation.js";
+import { saturationOf, waitBoundMs } from "../flow/saturation.js";
 import type { GatewayRuntime, PoolRuntime } from "./gateway-runtime.js";
 import type { RegionWindow } from "./region-window.js";
 
@@ -93,8 +93,8 @@ function highestUse(ep: EndpointState, b: PoolFlowSettings, now: number): number
   const waiting = ep.freshWaiting(now);
   if (waiting !== null) uses.push(waiting / b.maxWaiting);
   if (ep.kvUsage !== null) uses.push(ep.kvUsage / b.maxKvCacheUsage);
-  if (b.maxPredictedWaitMs !== null && ep.prefill.learned)
-    uses.push(ep.predictedWaitMs(now) / b.maxPredictedWaitMs);
+  const waitBound = waitBoundMs(ep, b);
+  if (waitBound !== null) uses.push(ep.predictedWaitMs(now) / Math.max(1, waitBound));
   return Math.min(1, Math.max(0, ...uses));
 }
 

@@ -33,6 +33,8 @@ export class RequestRecord {
   queueLeftAt = Number.NaN;
   /** Why it waited in the gateway queue (a QueueHold, `paused` or `queue_order`); null: placed at once. */
   queueReason: string | null = null;
+  /** While it waited, the longest a candidate engine had no prefill of ours (RequestTicket). */
+  heldWhileIdleMs: number | null = null;
   firstTokenAt = Number.NaN;
   runtimeQueueMs: number | null = null;
   prefillMs: number | null = null;
@@ -102,6 +104,7 @@ export class RequestRecord {
         (Number.isFinite(this.dispatchedAt) ? this.dispatchedAt : this.queueLeftAt) - this.t0,
       ),
       gateway_queue_reason: this.queueReason,
+      held_while_idle_ms: this.heldWhileIdleMs === null ? null : ms(this.heldWhileIdleMs),
       runtime_queue_ms: this.runtimeQueueMs,
       prefill_ms: this.prefillMs,
       decode_ms: this.decodeMs,

@@ -85,3 +85,47 @@ describe("RequestTicket: why a try to place it failed", () => {
     placed.lease.release();
   });
 });
+
+describe("RequestTicket: engines idle while it was held", () => {
+  it("reports how long the idlest candidate had no prefill of ours while it waited", async () => {
+    const eps = learnedPool(2);
+    // Both engines prefilling when it starts to wait (held by the in-flight bound of 1).
+    const a = eps[0]!.acquire(100, { uncached: 100, stream: true });
+    const b = eps[1]!.acquire(100, { uncached: 100, stream: true });
+    const t = ticket(eps, 100, { bounds: true });
+    assert.equal(t.place(), null);
+    t.onQueued();
+    const queuedAt = Date.now();
+    // Engine 1's prefill ends (its first token) while the request is still held by the bound.
+    const freedAt = Date.now();
+    b.firstToken(freedAt);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(t.place(), null, "still held: engine 1 is decoding, at its in-flight bound");
+    b.release();
+    const placed = t.place();
+    const waited = Date.now() - queuedAt;
+    assert.ok(placed);
+    const idle = t.heldWhileIdleMs;
+    assert.ok(idle !== null && idle >= 25 && idle <= waited, `held while idle ${idle} ms of ${waited}`);
+    placed.lease.release();
+    a.release();
+  });
+
+  it("is null for a request placed at once, and only the gap after a release when the engine stayed busy", () => {
+    const eps = learnedPool(1);
+    const first = ticket(eps, 100, { bounds: true });
+    const placed = first.place();
+    assert.ok(placed);
+    assert.equal(first.heldWhileIdleMs, null);
+    const t = ticket(eps, 100, { bounds: true });
+    assert.equal(t.place(), null);
+    t.onQueued();
+    const releasedAt = Date.now();
+    placed.lease.release();
+    const next = t.place();
+    assert.ok(next);
+    const idle = t.heldWhileIdleMs ?? -1;
+    assert.ok(idle >= 0 && idle <= Date.now() - releasedAt, `only between release and placement: ${idle} ms`);
+    next.lease.release();
+  });
+});

@@ -68,8 +68,16 @@ export class RequestTicket implements FlowTicket<Placement> {
   heldLong: string | null = null;
   /** Why the last try that failed to place it failed (the log's `gateway_queue_reason`), or null. */
   heldBy: QueueHold | null = null;
+  /**
+   * While it waited in the gateway queue, the longest any one of its candidate endpoints had none of
+   * this gateway's prefill (PrefillLoad.idleMsUntil), in ms: an engine idle while the gateway held a
+   * request. Null until it has waited and been placed.
+   */
+  heldWhileIdleMs: number | null = null;
   private readonly init: RequestTicketInit;
   private readonly since = Date.now();
+  /** Each candidate's idle ms when it started to wait; null: it has not waited. */
+  private idleAtQueue: number[] | null = null;
 
   constructor(init: RequestTicketInit) {
     this.priority = init.priority;
@@ -97,12 +105,31 @@ export class RequestTicket implements FlowTicket<Placement> {
   }
 
   place(): Placement | null {
-    return this.placeWithin(true);
+    return this.noteIdle(this.placeWithin(true));
   }
 
   /** At the queue deadline: any endpoint within the hard bounds (FlowTicket.placeAtDeadline). */
   placeAtDeadline(): Placement | null {
-    return this.placeWithin(false);
+    return this.noteIdle(this.placeWithin(false));
+  }
+
+  /** It starts to wait: the candidates' idle clocks now (FlowTicket.onQueued). */
+  onQueued(): void {
+    const now = Date.now();
+    this.idleAtQueue = this.init.endpoints.map((e) => e.prefill.idleMsUntil(now));
+  }
+
+  /** Placed after a wait: how long the idlest candidate idled meanwhile (heldWhileIdleMs). */
+  private noteIdle(placed: Placement | null): Placement | null {
+    const before = this.idleAtQueue;
+    if (placed === null || before === null) return placed;
+    const now = Date.now();
+    let most = 0;
+    this.init.endpoints.forEach((e, i) => {
+      most = Math.max(most, e.prefill.idleMsUntil(now) - before[i]!);
+    });
+    this.heldWhileIdleMs = most;
+    return placed;
   }
 
   private placeWithin(soft: boolean): Placement | null {

@@ -45,6 +45,7 @@ export class GatewayMetrics {
   readonly configInfo: Gauge;
   readonly queueDepth: Gauge;
   readonly queueOutcomes: Counter;
+  readonly heldWhileIdleSeconds: Counter;
   readonly queuePaused: Gauge;
   readonly queuePauseTransitions: Counter;
   readonly queueWatchedTtftP95: Gauge;
@@ -220,6 +221,11 @@ export class GatewayMetrics {
       "ai_gateway_queue_requests_total",
       "Requests that had to wait in the gateway queue, by how the wait ended (dispatched, timed_out, cancelled, refused_full).",
       ["pool", "outcome"],
+    );
+    this.heldWhileIdleSeconds = r.counter(
+      "ai_gateway_queue_held_while_idle_seconds_total",
+      "Time requests waited in the gateway queue while an engine they could have gone to had no prefill of this gateway's (the longest such engine per request), by pool and tenant; batch pauses not counted. Work-conserving flow control keeps it near 0.",
+      ["pool", "tenant"],
     );
     this.queuePaused = r.gauge(
       "ai_gateway_queue_paused",

@@ -35,6 +35,12 @@ export interface RequestLogLine {
    * (its turn behind other requests); null: no wait.
    */
   gateway_queue_reason: string | null;
+  /**
+   * While it waited in the gateway queue, the longest any engine it could have gone to had none of the
+   * gateway's prefill in flight, ms: work-conserving flow control keeps it near 0 (batch pauses aside);
+   * null: no wait.
+   */
+  held_while_idle_ms: number | null;
   runtime_queue_ms: number | null;
   prefill_ms: number | null;
   decode_ms: number | null;
