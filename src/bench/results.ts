@@ -34,6 +34,22 @@ export interface ClassResult {
   output_tokens: number;
 }
 
+/** One tenant's hop, gateway queue and holds while an engine idled (`src/bench/tenant-flow.ts`). */
+export interface TenantFlow {
+  count: number;
+  /** Client TTFT less engine TTFT, per request. */
+  hop_ms: LatencyQuantiles;
+  /** The gateway's `gateway_queue_ms`; null without a gateway log. */
+  gateway_queue_ms: LatencyQuantiles | null;
+  /**
+   * Summed over the tenant's requests, ms an engine idled while the gateway held them (a batch pause's
+   * holds left out); null without a gateway log.
+   */
+  held_while_idle_ms_total: number | null;
+  /** The tenant's requests that waited while an engine idled more than 10 ms; null without a log. */
+  held_while_idle_requests: number | null;
+}
+
 /** Seed 004's acceptance table, for the class named interactive ("live") and long. */
 export interface Acceptance {
   live_ttft_p95_ms: number | null;
@@ -198,6 +214,11 @@ export interface RouterResult {
   by_phase?: Record<string, Breakdown>;
   /** For scenarios with one tenant's burst (noisy-neighbor). */
   burst_isolation?: BurstIsolationResult;
+  /**
+   * Per tenant: the hop, the gateway queue wait and the time engines idled while the gateway held the
+   * tenant's requests (`src/bench/tenant-flow.ts`).
+   */
+  tenant_flow?: Record<string, TenantFlow>;
   /** tokengate: its TTFT predictions against what followed; absent for routers that keep no log. */
   prediction_error?: PredictionErrorResult;
   /** Engine waiting-queue depth per endpoint, sampled during the run. */

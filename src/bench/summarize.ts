@@ -20,6 +20,7 @@ import type {
 import type { Scenario } from "./scenarios/scenario.js";
 import type { ScenarioPhase, ShippedScenario } from "./scenarios/shipped.js";
 import { latencyQuantiles, round } from "./stats.js";
+import { tenantFlow } from "./tenant-flow.js";
 
 /** Re-exported for the harness: the fields a complete route-log line has. */
 export const ROUTE_LOG_FIELDS = SEED_LOG_FIELDS;
@@ -116,6 +117,7 @@ export function summarize(input: SummarizeInput): RouterResult {
     by_input_size: byInputSize(records),
     ...(byPhase ? { by_phase: byPhase } : {}),
     ...(isolation ? { burst_isolation: isolation } : {}),
+    tenant_flow: tenantFlow(records, (r) => engineTtftMs(r, input.engineTimings), input.log),
     ...(input.log ? { prediction_error: predictionError(input.log) } : {}),
     queue_depth: sampler.queue,
     kv_usage: sampler.kv,

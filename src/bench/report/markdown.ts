@@ -37,6 +37,7 @@ export function renderReport(results: BenchResults, opts: ReportOptions = {}): s
     classSections(ran),
     groupSections(ran),
     hopSection(ran),
+    tenantFlowSection(ran),
     predictionSection(ran),
     throughputSection(ran),
     loraSection(ran),
@@ -169,6 +170,31 @@ function hopSection(ran: Ran): string {
     "## Where TTFT went\n\nEngine TTFT: queue + prefill in the engine's own record (what the routing decided). " +
     "Hop: each request's client TTFT minus its engine TTFT (the router, the loopback network and the " +
     `machine's own delays).\n\n${tables.join("\n\n")}`
+  );
+}
+
+/** Per tenant: the hop, the gateway queue and engines idle while the gateway held its requests. */
+function tenantFlowSection(ran: Ran): string {
+  const head = ["Router", "Tenant", "Hop P50", "Hop P95", "Gateway queue P95", "Held while idle", "Requests"];
+  const rows = ran.flatMap(([name, r]) =>
+    Object.entries(r.tenant_flow ?? {}).map(([tenant, f]) => [
+      routerTitle(name, r),
+      tenant,
+      formatMs(f.hop_ms.p50),
+      formatMs(f.hop_ms.p95),
+      formatMs(f.gateway_queue_ms?.p95 ?? null),
+      f.held_while_idle_ms_total === null
+        ? "n/a"
+        : `${formatMs(f.held_while_idle_ms_total)} (${f.held_while_idle_requests} req)`,
+      formatCount(f.count),
+    ]),
+  );
+  if (rows.length === 0) return "";
+  return (
+    "## Hop and gateway holds per tenant\n\nHop: client TTFT minus engine TTFT. Held while idle: summed over the " +
+    "tenant's requests, the time an engine it could have gone to had no prefill of the gateway's while the " +
+    "gateway held it (a batch pause's holds left out; the requests: those over 10 ms); n/a: no gateway log.\n\n" +
+    mdTable(head, rows, figuresRight(head.length, 2))
   );
 }
 
