@@ -52,7 +52,7 @@ export interface VirtualPolicy {
   readonly name: string;
   pick(req: VirtualRequest, engines: readonly VirtualEngineView[], nowMs?: number): number;
   /** Null: no gateway queue (dispatch on arrival). Else the queue releases while this returns true. */
-  admit: ((engines: readonly VirtualEngineView[]) => boolean) | null;
+  admit: ((engines: readonly VirtualEngineView[], nowMs: number) => boolean) | null;
   /** Index of the held request to release next (FIFO when absent). */
   next?(held: readonly VirtualRequest[], nowMs: number): number;
   /** Told of each request the queue holds, with those it held already. */
@@ -228,7 +228,7 @@ export function runVirtual(
     policy.dispatched?.(v, nowMs);
   };
   const release = (nowMs: number) => {
-    while (held.length > 0 && policy.admit!(engines)) {
+    while (held.length > 0 && policy.admit!(engines, nowMs)) {
       const [v] = held.splice(policy.next?.(held, nowMs) ?? 0, 1);
       policy.released?.(v!);
       dispatch(v!, nowMs);

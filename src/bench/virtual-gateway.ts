@@ -3,11 +3,15 @@
 // profile — tokengate's, or a peer's algorithm (picker/peers/) — fed by the virtual fleet's events
 // (sent, first token, finished) and by scrapes of the virtual engines every 100 ms, as the gateway is
 // fed over HTTP. So a routing change is measured on a whole family of workloads in seconds, with the
-// same code the gateway runs; what it leaves out is the gateway queue (flow control), the HTTP hop and
-// the gateway's own CPU, which the runs over HTTP (`--real`) keep.
+// same code the gateway runs, with its queue when asked (`queue`: the saturation bounds and the fair
+// queue's order; not the queue deadline nor the long-prefill guard); what it leaves out is the HTTP hop
+// and the gateway's own CPU, which the runs over HTTP (`--real`) keep.
 
+import type { SaturationBounds } from "../config/saturation-bounds.js";
 import { EndpointState } from "../endpoints/endpoint-state.js";
 import type { Lease } from "../endpoints/lease.js";
+import { FairQueue, type QueueEntry } from "../flow/fair-queue.js";
+import { placeable } from "../flow/saturation.js";
 import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
 import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import type { PickRequest } from "../picker/framework/types.js";
@@ -25,6 +29,13 @@ export interface VirtualGatewayOptions {
   readonly seed?: number;
   /** Filled with each request's predicted TTFT at its pick (ms from dispatch), for the prediction error. */
   readonly predictions?: Map<VirtualRequest, number>;
+  /**
+   * The gateway queue, as the pool's flow control runs it: requests wait while every engine is over
+   * the saturation bounds (flow/saturation.ts, these bounds) and leave in the fair queue's order
+   * (flow/fair-queue.ts: tenants' fair share, shortest prompt first within it). Absent: none, every
+   * request placed on arrival (the peers run without one, as in the bench over HTTP).
+   */
+  readonly queue?: SaturationBounds;
 }
 
 /** Chained hashes of the prompt's full blocks of `blockTokens` token ids, at most `maxBlocks`. */
@@ -87,10 +98,28 @@ export function virtualGateway(
   const texts = new Map<VirtualRequest, string>();
   const leases = new Map<VirtualRequest, Lease>();
   let now = 0;
+  const bounds = opts.queue;
+  const fair = new FairQueue<VirtualRequest>();
+  const entries = new Map<VirtualRequest, QueueEntry<VirtualRequest>>();
 
   return {
     name,
-    admit: null,
+    admit: bounds ? (_engines, nowMs) => placeable(states, bounds, 0, nowMs) !== null : null,
+    queued(v) {
+      const cost = v.promptTokens + v.trace.max_tokens;
+      const init = { priority: 0, tenant: v.trace.tenant, cost, work: v.promptTokens };
+      entries.set(v, fair.push(v, init, v.trace.t_ms));
+    },
+    next(held, nowMs) {
+      const head = fair.peek(undefined, nowMs);
+      const i = head === null ? -1 : held.indexOf(head.value);
+      return i < 0 ? 0 : i;
+    },
+    released(v) {
+      const e = entries.get(v);
+      if (e) fair.take(e);
+      entries.delete(v);
+    },
     scrapeMs,
     prompt(v, tokens) {
       hashes.set(v, tokenBlockHashes(tokens, tokensPerBlock, config.prefixIndex.maxPrefixBlocks));

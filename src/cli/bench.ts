@@ -70,7 +70,26 @@ Options:
   --virtual            a scenario in virtual time instead (the simulator's scheduler and step law, no
                        HTTP, seconds to run) under the baselines and an ideal prefill-aware router:
                        what any router could reach; prints a table and writes virtual.md to --out
+
+Workload family (no scenario or trace):
+  tokengate bench --family <n> [--seed <s>] [--quick] [--real <k> [--repeat <r>] [--routers ...]]
+  --family <n>         n generated workloads (load 30–120% of the fleet's capacity, prompt mixes,
+                       bursts, tenants, prefix sharing, output lengths; workload i depends on seed and i
+                       only), every router on each in virtual time; family.md: the targets and how many
+                       workloads met each, every router's worst case and rank, a row per workload
+  --real <k>           also k of them over HTTP, spread over the range of load (default: every router),
+                       --repeat rounds each, a report per workload and family-real.md over the medians
 `;
+
+function routerList(flag: string | undefined): RouterName[] | undefined {
+  if (flag === undefined) return undefined;
+  const routers = flag.split(",").map((r) => r.trim()) as RouterName[];
+  for (const r of routers) {
+    if (!ROUTERS.includes(r))
+      throw new UsageError(`--routers: unknown router "${r}" (known: ${ROUTERS.join(", ")})`);
+  }
+  return routers;
+}
 
 function readBenchArgs(argv: string[]) {
   const { values, positionals } = parseFlags({
@@ -89,12 +108,30 @@ function readBenchArgs(argv: string[]) {
       virtual: { type: "boolean" },
       "gateway-replicas": { type: "string" },
       repeat: { type: "string" },
+      family: { type: "string" },
+      real: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) return "help" as const;
   if (values.list) return "list" as const;
   const [target, ...extra] = positionals;
+  if (values.family !== undefined) {
+    if (target !== undefined)
+      throw new UsageError(`--family: generates its own workloads, not "${target}" too`);
+    return {
+      kind: "family" as const,
+      family: intFlag(values.family, "family", 1, 1000)!,
+      real: intFlag(values.real, "real", 0, 1000) ?? 0,
+      seed: intFlag(values.seed, "seed", 0) ?? 1,
+      quick: values.quick === true,
+      repeat: intFlag(values.repeat, "repeat", 1, 9) ?? 1,
+      routers: routerList(values.routers),
+      out: textFlag(values.out, "out", "a folder"),
+      progress: !values["no-progress"],
+    };
+  }
+  if (values.real !== undefined) throw new UsageError("--real: only with --family");
   if (target === undefined) throw new UsageError("expected a scenario or a trace.jsonl or trace.csv");
   if (extra.length > 0)
     throw new UsageError(`unexpected argument "${extra[0]}" (a run takes one scenario or trace)`);
@@ -108,14 +145,7 @@ function readBenchArgs(argv: string[]) {
   if (values.virtual && isTrace) throw new UsageError("--virtual: only for a scenario");
   if (values.fleet !== undefined && !isTrace)
     throw new UsageError("--fleet: only for a trace (a scenario brings its own engines)");
-  let routers: RouterName[] | undefined;
-  if (values.routers !== undefined) {
-    routers = values.routers.split(",").map((r) => r.trim()) as RouterName[];
-    for (const r of routers) {
-      if (!ROUTERS.includes(r))
-        throw new UsageError(`--routers: unknown router "${r}" (known: ${ROUTERS.join(", ")})`);
-    }
-  }
+  const routers = routerList(values.routers);
   return {
     target,
     isTrace,
@@ -153,6 +183,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     );
     return 0;
   }
+  if (args.kind === "family") return runFamily(args);
   const { target, routers, seed, durationS } = args;
   if (target === DRILL) {
     // Not a routing comparison: seed 004's rollbacks under load, against tokengate alone.
@@ -230,4 +261,39 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   for (const f of failed)
     process.stderr.write(`router ${f.name} failed${n > 1 ? ` in round ${f.round}` : ""}: ${f.reason}\n`);
   return failed.length > 0 ? 1 : 0;
+}
+
+async function runFamily(args: {
+  kind: "family";
+  family: number;
+  real: number;
+  seed: number;
+  quick: boolean;
+  repeat: number;
+  routers: RouterName[] | undefined;
+  out: string | undefined;
+  progress: boolean;
+}): Promise<number> {
+  const { runFamilyBench } = await import("../bench/family/family-bench.js");
+  const outDir = args.out ?? `bench-results/family-seed${args.seed}`;
+  const r = await runFamilyBench({
+    n: args.family,
+    seed: args.seed,
+    quick: args.quick,
+    real: args.real,
+    repeat: args.repeat,
+    ...(args.routers ? { routers: args.routers } : {}),
+    outDir,
+    progress: (line) => {
+      if (args.progress) process.stderr.write(`${line}\n`);
+    },
+  });
+  const say = (what: string, v: { verdict: { counts: { all: { met: number; of: number } } } }) =>
+    process.stdout.write(
+      `${what}: tokengate met every target on ${v.verdict.counts.all.met} of ${v.verdict.counts.all.of} workloads\n`,
+    );
+  say("virtual time", r.virtual);
+  if (r.real) say("over HTTP", r.real);
+  process.stderr.write(`wrote ${r.files.join(", ")}\n`);
+  return 0;
 }

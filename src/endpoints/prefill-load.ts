@@ -123,10 +123,12 @@ export class PrefillLoad {
   private readonly inPrefill = new Set<PrefillClaim>();
   /** When the oldest claim in prefill reached the head of the engine's queue: the last head's exit. */
   private headSince = Number.NEGATIVE_INFINITY;
-  /** Ms this engine had none of this gateway's prefill, up to `idleSince` (flow control's idle check). */
+  /** Ms this engine had none of this gateway's prefill, up to `idleFrom` (flow control's idle check). */
   private idleMs = 0;
   /** Since when nothing sent here is in prefill; NaN while something is. */
-  private idleSince: number;
+  private idleFrom: number;
+  /** When a claim last left prefill here (idleSince). */
+  private lastPrefillEnd = Number.NEGATIVE_INFINITY;
   /** When the engine's API server is through with the requests sent here so far (frontendWaitMs). */
   private frontendFreeAt = Number.NEGATIVE_INFINITY;
   /** Consecutive first tokens the fit missed by > CHANGE_ERROR: + late, − early. */
@@ -139,7 +141,7 @@ export class PrefillLoad {
 
   constructor(prior: PrefillPrior = DEFAULT_PREFILL_PRIOR, now = Date.now()) {
     this.prior = prior;
-    this.idleSince = now;
+    this.idleFrom = now;
     this.ttft = new OnlineLinear({
       prior: [prior.baseMs, prior.prefillMsPerToken * 1000, 0, 0],
       forgetting: FORGETTING,
@@ -384,9 +386,9 @@ export class PrefillLoad {
     this.inPrefill.add(claim);
     this.frontendFreeAt = Math.max(now, this.frontendFreeAt) + this.prior.frontendMsPerRequest;
     this.pendingTokens += tokens;
-    if (this.pendingRequests++ === 0 && !Number.isNaN(this.idleSince)) {
-      this.idleMs += Math.max(0, now - this.idleSince);
-      this.idleSince = Number.NaN;
+    if (this.pendingRequests++ === 0 && !Number.isNaN(this.idleFrom)) {
+      this.idleMs += Math.max(0, now - this.idleFrom);
+      this.idleFrom = Number.NaN;
     }
     this.meanTokens += SIZE_EWMA * (tokens - this.meanTokens);
     if (!stream) {
@@ -403,7 +405,8 @@ export class PrefillLoad {
   leavePrefill(c: PrefillClaim, observed: boolean, now: number): void {
     this.pendingTokens = Math.max(0, this.pendingTokens - c.tokens);
     this.pendingRequests = Math.max(0, this.pendingRequests - 1);
-    if (this.pendingRequests === 0 && Number.isNaN(this.idleSince)) this.idleSince = now;
+    if (this.pendingRequests === 0 && Number.isNaN(this.idleFrom)) this.idleFrom = now;
+    this.lastPrefillEnd = now;
     this.waitingStreams.delete(c);
     // The head left: the engine turns to the next one now (whatever it did on it before is not known).
     if (first(this.inPrefill) === c) this.headSince = now;
@@ -461,7 +464,15 @@ export class PrefillLoad {
    * are the time this engine idled while the request was held (flow control's `held_while_idle_ms`).
    */
   idleMsUntil(now: number): number {
-    return this.idleMs + (Number.isNaN(this.idleSince) ? 0 : Math.max(0, now - this.idleSince));
+    return this.idleMs + (Number.isNaN(this.idleFrom) ? 0 : Math.max(0, now - this.idleFrom));
+  }
+
+  /**
+   * Nothing this gateway sent here is in prefill, and has not been since before `t`: a scrape taken at
+   * `t` that showed requests waiting showed ones that have left the queue since (when they were ours).
+   */
+  idleSince(t: number): boolean {
+    return this.pendingRequests === 0 && this.lastPrefillEnd > t;
   }
 
   /** TTFT observations the fit rests on. */

@@ -36,6 +36,26 @@ describe("saturationOf", () => {
     assert.equal(softSaturation(ep, B, 1110), "waiting 2 ≥ 2");
   });
 
+  it("does not hold on a scrape's waiting queue once the engine's prefill of ours ran out after it", () => {
+    const ep = endpoint();
+    const lease = ep.acquire(100, { uncached: 500, stream: true }, 1000);
+    scraped(ep, 1000, 2, 0.1);
+    assert.equal(
+      softSaturation(ep, B, 1010),
+      "waiting 2 ≥ 2",
+      "the scrape saw them, and ours is still in prefill",
+    );
+    lease.firstToken(1050);
+    assert.equal(
+      softSaturation(ep, B, 1060),
+      null,
+      "they left the queue since: room without the next scrape",
+    );
+    scraped(ep, 1100, 2, 0.1);
+    assert.equal(softSaturation(ep, B, 1110), "waiting 2 ≥ 2", "a later scrape's waiting ones are not ours");
+    lease.release(1200);
+  });
+
   it("is full at the KV bound", () => {
     const ep = endpoint();
     ep.acquire(1);
