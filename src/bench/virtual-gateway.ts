@@ -113,7 +113,7 @@ export function virtualGateway(
     next(held, nowMs) {
       const head = fair.peek(undefined, nowMs);
       const i = head === null ? -1 : held.indexOf(head.value);
-      return i < 0 ? 0 : i;
+      return Math.max(i, 0);
     },
     released(v) {
       const e = entries.get(v);
