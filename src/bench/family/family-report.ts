@@ -37,9 +37,9 @@ export function renderFamilyReport(
   const targets = mdTable(
     ["Target", "Workloads that met it"],
     [
-      [`TTFT P50 ≤ ${BEST_OTHER_MAX}× the best other router's`, frac(c.bestOther.p50)],
-      [`TTFT P90 ≤ ${BEST_OTHER_MAX}× the best other router's`, frac(c.bestOther.p90)],
-      [`TTFT P99 ≤ ${BEST_OTHER_MAX}× the best other router's`, frac(c.bestOther.p99)],
+      [`TTFT P50 ≤ ${BEST_OTHER_MAX.toFixed(1)}× the best other router's`, frac(c.bestOther.p50)],
+      [`TTFT P90 ≤ ${BEST_OTHER_MAX.toFixed(1)}× the best other router's`, frac(c.bestOther.p90)],
+      [`TTFT P99 ≤ ${BEST_OTHER_MAX.toFixed(1)}× the best other router's`, frac(c.bestOther.p99)],
       [
         `Where the routers' P90s are more than ${Math.round((MATTERS_SPREAD - 1) * 100)}% apart: P90 ≤ ${MATTERS_P90_MAX}× least-request's`,
         frac(c.matters),
