@@ -39,6 +39,11 @@ export interface TenantFlow {
   count: number;
   /** Client TTFT less engine TTFT, per request. */
   hop_ms: LatencyQuantiles;
+  /**
+   * The hop less the gateway queue wait (per request): the router's own cost and the machine's, apart
+   * from a hold the queue made on purpose; null without a gateway log.
+   */
+  hop_after_queue_ms: LatencyQuantiles | null;
   /** The gateway's `gateway_queue_ms`; null without a gateway log. */
   gateway_queue_ms: LatencyQuantiles | null;
   /**

@@ -30,16 +30,21 @@ export function tenantFlow(
     const list = groups.get(tenant)!;
     const hop = list.map((r) => r.result.ttftMs - engineTtftMs(r));
     let queue: number[] | null = null;
+    let afterQueue: number[] | null = null;
     let idleTotal: number | null = null;
     let idleRequests: number | null = null;
     if (log !== null) {
       queue = [];
+      afterQueue = [];
       idleTotal = 0;
       idleRequests = 0;
       for (const r of list) {
         const line = lines.get(r.req.id);
         if (!line) continue;
-        if (typeof line.gateway_queue_ms === "number") queue.push(line.gateway_queue_ms);
+        if (typeof line.gateway_queue_ms === "number") {
+          queue.push(line.gateway_queue_ms);
+          afterQueue.push(r.result.ttftMs - engineTtftMs(r) - line.gateway_queue_ms);
+        }
         const idle = line.held_while_idle_ms;
         if (typeof idle === "number" && line.gateway_queue_reason !== "paused") {
           idleTotal += idle;
@@ -50,6 +55,7 @@ export function tenantFlow(
     out[tenant] = {
       count: list.length,
       hop_ms: latencyQuantiles(hop),
+      hop_after_queue_ms: afterQueue === null ? null : latencyQuantiles(afterQueue),
       gateway_queue_ms: queue === null ? null : latencyQuantiles(queue),
       held_while_idle_ms_total: idleTotal === null ? null : round(idleTotal),
       held_while_idle_requests: idleRequests,

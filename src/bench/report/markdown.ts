@@ -175,7 +175,16 @@ function hopSection(ran: Ran): string {
 
 /** Per tenant: the hop, the gateway queue and engines idle while the gateway held its requests. */
 function tenantFlowSection(ran: Ran): string {
-  const head = ["Router", "Tenant", "Hop P50", "Hop P95", "Gateway queue P95", "Held while idle", "Requests"];
+  const head = [
+    "Router",
+    "Tenant",
+    "Hop P50",
+    "Hop P95",
+    "Gateway queue P95",
+    "Hop less queue P95",
+    "Held while idle",
+    "Requests",
+  ];
   const rows = ran.flatMap(([name, r]) =>
     Object.entries(r.tenant_flow ?? {}).map(([tenant, f]) => [
       routerTitle(name, r),
@@ -183,6 +192,7 @@ function tenantFlowSection(ran: Ran): string {
       formatMs(f.hop_ms.p50),
       formatMs(f.hop_ms.p95),
       formatMs(f.gateway_queue_ms?.p95 ?? null),
+      formatMs(f.hop_after_queue_ms?.p95 ?? null),
       f.held_while_idle_ms_total === null
         ? "n/a"
         : `${formatMs(f.held_while_idle_ms_total)} (${f.held_while_idle_requests} req)`,
@@ -191,7 +201,7 @@ function tenantFlowSection(ran: Ran): string {
   );
   if (rows.length === 0) return "";
   return (
-    "## Hop and gateway holds per tenant\n\nHop: client TTFT minus engine TTFT. Held while idle: summed over the " +
+    "## Hop and gateway holds per tenant\n\nHop: client TTFT minus engine TTFT; less queue: without the wait in the gateway queue (a hold made on purpose). Held while idle: summed over the " +
     "tenant's requests, the time an engine it could have gone to had no prefill of the gateway's while the " +
     "gateway held it (a batch pause's holds left out; the requests: those over 10 ms); n/a: no gateway log.\n\n" +
     mdTable(head, rows, figuresRight(head.length, 2))
