@@ -9,10 +9,11 @@ export interface SaturationBounds {
    * Soft: the predicted wait for a first token on the endpoint (the prefill work the gateway sent it and
    * it has not answered yet, at the pool's learned rate: PrefillLoad.waitMs) at which it is full; null:
    * none. Sees a prefill backlog the scraped queue does not, at decision time rather than scrape time.
-   * `"drain"` (the default): the endpoint is full while its queued prefill lasts at least the time a
-   * request sent now needs to reach its prefill, twice over (PrefillLoad.refillMs, from the measured TTFT
-   * of an empty prompt): the gateway holds a request only while every engine has work until it could
-   * start, so no engine idles while the gateway holds one it could run. A number: that many ms, as
+   * `"drain"` (the default): the endpoint is full while its queued prefill lasts at least one full
+   * step of prefill plus twice the time a request sent now needs to reach its prefill
+   * (PrefillLoad.refillMs, from the measured TTFT of an empty prompt and the pool's prefill rate): the
+   * gateway holds a request only while every engine has work until it could start, so no engine idles
+   * while the gateway holds one it could run. A number: that many ms, as
    * before (300 ms held the bursting tenant of a user's trace in the gateway while engines ran dry:
    * TTFT P90 1.8× least-request's). Applies once the pool's TTFT fit has learned from its streams. Off,
    * support-incident's original pods' live end-to-end P95 went from 4.2 to 8.5 s (batch prompts no

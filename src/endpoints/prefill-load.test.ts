@@ -46,7 +46,12 @@ describe("the prefill view's accounting", () => {
   });
 
   it("the wait is the queued prefill's: none on an idle or only decoding engine, the fit's share of a prompt", () => {
-    const load = new PrefillLoad({ prefillMsPerToken: 0.1, baseMs: 40, frontendMsPerRequest: 10 });
+    const load = new PrefillLoad({
+      prefillMsPerToken: 0.1,
+      baseMs: 40,
+      frontendMsPerRequest: 10,
+      stepTokens: 8192,
+    });
     assert.equal(load.waitMs(0, null), 0, "the intercept (API server, one step) is not waiting");
     const first = load.begin(3000, true, 0, null);
     assert.ok(Math.abs(load.waitMs(0, null) - 300) < 1e-9, "3,000 tokens ahead at 0.1 ms each");

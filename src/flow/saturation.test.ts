@@ -150,11 +150,13 @@ describe("the predicted-wait bound", () => {
     const ep = endpoint();
     scraped(ep, now, 0, 0.1);
     // Learned: 1,000-token prompts first-token in 50 ms on an idle engine, i.e. ~50 ms per 1,000 tokens
-    // with the intercept near 0; the refill time is twice the empty prompt's TTFT.
+    // with the intercept near 0; the refill time is a full step's 8,192 tokens at that rate plus twice
+    // the empty prompt's TTFT.
     learn(ep, 50, now);
     assert.equal(DEFAULT_SATURATION.maxPredictedWaitMs, "drain");
     const refill = ep.prefill.refillMs();
     const msPerToken = ep.prefill.poolSlopeAt(0) / 1000;
+    assert.ok(Math.abs(refill - (8192 * msPerToken + 2 * ep.prefill.poolPredictAt(0, 0))) < 1e-9);
     // A prompt whose prefill lasts less than the refill time: the engine would run dry while the
     // gateway held the next one, so it still takes it.
     const short = Math.max(1, Math.floor((0.5 * refill) / msPerToken));

@@ -80,7 +80,8 @@ export function softSaturation(ep: EndpointState, b: SaturationBounds, now: numb
 
 /**
  * The predicted wait at which `ep` is full, in ms, or null when none applies (off, or the pool's fit not
- * learned yet). `"drain"`: the time a request sent now needs to reach its prefill, twice (refillMs).
+ * learned yet). `"drain"`: a full step of prefill plus twice the time a request sent now needs to
+ * reach its prefill (refillMs).
  */
 export function waitBoundMs(ep: EndpointState, b: SaturationBounds): number | null {
   if (b.maxPredictedWaitMs === null || !ep.prefill.poolLearned) return null;
