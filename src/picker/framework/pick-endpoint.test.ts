@@ -148,13 +148,28 @@ describe("pickEndpoint load guard", () => {
     );
     assert.equal(r.endpoint?.name, "idle");
     assert.equal(r.mode, "affinity_yielded");
-    assert.match(r.reason, /hot predicted 2000 ms vs idle 96 ms \(margin 500 ms\)/);
+    // The margin is what the cache saves here: 960 tokens × 0.1 ms, under the configured 500 ms.
+    assert.match(r.reason, /hot predicted 2000 ms vs idle 96 ms \(margin 96 ms\)/);
   });
 
-  it("keeps affinity while the cached endpoint is within the margin", () => {
+  it("yields once the cached endpoint's extra queue costs more than its cache saves, within the configured margin", () => {
     const index = new PrefixIndex();
     index.record("warm", hashes);
+    // warm: 3 × 100 ms queued, the prompt cached; idle: 96 ms of prefill. 300 − 96 > the 96 ms it saves.
     const eps = [fakeEndpoint("warm", { waiting: 3 }), fakeEndpoint("idle")];
+    const r = pickEndpoint(
+      profile(),
+      ctx({ blockHashes: hashes, inputTokens: 960 }, { prefixIndex: index }),
+      eps,
+    );
+    assert.equal(r.endpoint?.name, "idle");
+    assert.equal(r.mode, "affinity_yielded");
+  });
+
+  it("keeps affinity while the cached endpoint is within what its cache saves", () => {
+    const index = new PrefixIndex();
+    index.record("warm", hashes);
+    const eps = [fakeEndpoint("warm", { waiting: 1 }), fakeEndpoint("idle")];
     const r = pickEndpoint(
       profile(),
       ctx({ blockHashes: hashes, inputTokens: 960 }, { prefixIndex: index }),

@@ -205,7 +205,15 @@ function empty(filtered: Filtered, notes: string[]) {
 
 /**
  * The load guard: when the affinity winner's predicted delay exceeds the best alternative's by more
- * than the margin, the request goes to the alternative with the least predicted delay instead.
+ * than the margin, the request goes to the alternative with the least predicted delay instead. For a
+ * request without an adapter the margin is at most what the winner's cache is worth to it: the prefill
+ * its cached blocks save over the alternative's, at the winner's predicted rate. Beyond that the queue
+ * costs more than the cache returns. With the configured 500 ms alone, a light workload whose two
+ * tenants share 66% of their prompts put 576 of 1,077 requests on one of six engines (TTFT P90 3.9×
+ * Dynamo's KV router's, which counts cached tokens inside its cost): on 60 generated workloads in
+ * virtual time the worst P90 against the best other router went 3.94× → 1.40× and the targets met rose
+ * by one to three, at a cost on shared-prefix (virtual time, P90 46 → 49 ms, P99 215 → 250). An
+ * adapter's residency is worth its load, which prefix blocks do not measure: the configured margin.
  */
 function yieldAffinity(
   ctx: ScoringContext,
@@ -226,14 +234,31 @@ function yieldAffinity(
   }
   if (alt === -1) return null;
   const gap = delay[chosen]! - delay[alt]!;
-  if (gap <= marginMs) return null;
+  const margin =
+    ctx.request.lora === null ? Math.min(marginMs, cacheWorthMs(ctx, set, chosen, alt)) : marginMs;
+  if (gap <= margin) return null;
   const ms = (v: number) => `${Math.round(v)} ms`;
   return {
     index: alt,
     why:
       `affinity yielded: ${set[chosen]!.name} predicted ${ms(delay[chosen]!)} vs ` +
-      `${set[alt]!.name} ${ms(delay[alt]!)} (margin ${ms(marginMs)})`,
+      `${set[alt]!.name} ${ms(delay[alt]!)} (margin ${ms(margin)})`,
   };
+}
+
+/** The prefill the blocks `chosen` holds beyond `alt`'s save a request sent to it, ms. */
+function cacheWorthMs(
+  ctx: ScoringContext,
+  set: readonly PickerEndpoint[],
+  chosen: number,
+  alt: number,
+): number {
+  const blocks = (ctx.matchedBlocks[chosen] ?? 0) - (ctx.matchedBlocks[alt] ?? 0);
+  if (blocks <= 0) return 0;
+  const tokens = blocks * ctx.cost.tokensPerBlock;
+  const e = set[chosen]!;
+  if (e.predictTtftMs === undefined) return tokens * ctx.cost.prefillMsPerToken;
+  return Math.max(0, e.predictTtftMs(tokens, ctx.now) - e.predictTtftMs(0, ctx.now));
 }
 
 /** The k best candidates, best first (k is small, so one pass with an insertion into k slots). */
