@@ -192,7 +192,7 @@ export class PrefillLoad {
    */
   predictTtftMs(uncached: number, now: number, scrapedWaiting: number | null): number {
     const p = (this.queuedTokens(now, scrapedWaiting) + uncached) / 1000;
-    return this.poolPredictAt(p, 0) + this.frontendWaitMs(now) + this.stuckMs(now);
+    return this.poolPredictAt(p, 0) + this.frontendWaitMs(now) + this.lateMs(now, 2);
   }
 
   /**
@@ -211,12 +211,6 @@ export class PrefillLoad {
     if (now >= this.nextAssumedEnd) this.sweep(now);
     const unseen = scrapedWaiting !== null ? scrapedWaiting - this.pendingRequests : 0;
     return this.pendingTokens + (unseen > 0 ? unseen * this.meanTokens : 0);
-  }
-
-  /** How far past twice its prediction the oldest stream still waiting for its first token is. */
-  stuckMs(now: number): number {
-    const oldest = first(this.waitingStreams);
-    return oldest === undefined ? 0 : Math.max(0, now - oldest.startedAt - 2 * oldest.predictedMs);
   }
 
   /**
@@ -298,11 +292,12 @@ export class PrefillLoad {
    * queues requests for what the fit cannot see (its max_num_seqs reached, a KV cache full, an adapter
    * loading, a GPU slowing down) shows it here first: in noisy-neighbor, engine 1 held a dozen short
    * prompts 0.7–0.9 s in its queue while their predictions said ~50 ms and the picker kept choosing it.
-   * A request sent behind them waits at least that long too.
+   * A request sent behind them waits at least that long too. `times`: past that multiple of its
+   * prediction (the picker's ranking counts only waits past twice it, predictTtftMs).
    */
-  lateMs(now: number): number {
+  lateMs(now: number, times = 1): number {
     const oldest = first(this.waitingStreams);
-    return oldest === undefined ? 0 : Math.max(0, now - oldest.startedAt - oldest.predictedMs);
+    return oldest === undefined ? 0 : Math.max(0, now - oldest.startedAt - times * oldest.predictedMs);
   }
 
   /**
