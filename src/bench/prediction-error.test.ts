@@ -14,6 +14,7 @@ describe("prediction error", () => {
       line({ ttft_ms: 80 }), // no prediction (a rejection, a router before the change)
       line({ predicted_ttft_ms: 40, ttft_ms: null }), // no first token
       { event: "queue.paused", predicted_ttft_ms: 1, ttft_ms: 2 }, // not a request's line
+      line({ predicted_ttft_ms: 40, ttft_ms: 900, stream: false }), // a whole response, not a TTFT
     ];
     const e = predictionError(log);
     assert.equal(e.count, 4);
@@ -21,14 +22,19 @@ describe("prediction error", () => {
     assert.deepEqual(e.absolute_ms, { p50: 10, p90: 600 });
   });
 
-  it("also measures against the TTFT after the gateway queue", () => {
+  it("also measures the part after the gateway queue, the queue's wait taken from both", () => {
+    // Predicted from arrival: 200 ms waited, then 100 predicted against 100 that came (0%); the
+    // second waited nothing, 100 predicted against 120 (16.7%).
     const e = predictionError([
-      line({ predicted_ttft_ms: 100, ttft_ms: 300, gateway_queue_ms: 200 }),
+      line({ predicted_ttft_ms: 300, ttft_ms: 300, gateway_queue_ms: 200 }),
       line({ predicted_ttft_ms: 100, ttft_ms: 120, gateway_queue_ms: 0 }),
     ]);
-    assert.deepEqual(e.relative_pct, { p50: 16.7, p90: 66.7 });
+    assert.deepEqual(e.relative_pct, { p50: 0, p90: 16.7 });
     assert.deepEqual(e.after_queue.relative_pct, { p50: 0, p90: 16.7 });
     assert.deepEqual(e.after_queue.absolute_ms, { p50: 0, p90: 20 });
+    const late = predictionError([line({ predicted_ttft_ms: 250, ttft_ms: 400, gateway_queue_ms: 200 })]);
+    assert.deepEqual(late.after_queue.absolute_ms, { p50: 150, p90: 150 });
+    assert.deepEqual(late.after_queue.relative_pct, { p50: 75, p90: 75 });
   });
 
   it("reports nothing, without failing, while no line has a prediction", () => {

@@ -23,7 +23,7 @@ function errors(pairs: readonly Pair[]) {
 
 /**
  * Prediction error over the request lines of a gateway log (`inference.*` events) with both a
- * `predicted_ttft_ms` and a positive `ttft_ms`. A log without predictions gives a count of 0 and nulls.
+ * `predicted_ttft_ms` and a positive `ttft_ms`, streams only (`stream: false` lines are left out). A log without predictions gives a count of 0 and nulls.
  * @example predictionError(readLog("gateway.log")).relative_pct.p50 // 12.5 (%)
  */
 export function predictionError(log: readonly Record<string, unknown>[]): PredictionErrorResult {
@@ -31,13 +31,16 @@ export function predictionError(log: readonly Record<string, unknown>[]): Predic
   const afterQueue: Pair[] = [];
   for (const l of log) {
     if (!String(l.event).startsWith("inference.")) continue;
+    // A response not streamed logs its whole latency as `ttft_ms`: no first token to predict.
+    if (l.stream === false) continue;
     const predicted = l.predicted_ttft_ms;
     const actual = l.ttft_ms;
     if (!finite(predicted) || !finite(actual) || actual <= 0) continue;
     total.push({ predicted, actual });
+    // The prediction counts from arrival, the queue's wait known by then; without it, both from there.
     const queued = finite(l.gateway_queue_ms) ? l.gateway_queue_ms : 0;
     const rest = actual - queued;
-    if (rest > 0) afterQueue.push({ predicted, actual: rest });
+    if (rest > 0) afterQueue.push({ predicted: Math.max(0, predicted - queued), actual: rest });
   }
   return { count: total.length, ...errors(total), after_queue: errors(afterQueue) };
 }

@@ -152,7 +152,9 @@ export function virtualGateway(
         now,
       );
       leases.set(v, lease);
-      if (r.predictedTtftMs !== null) opts.predictions?.set(v, r.predictedTtftMs);
+      // What the gateway records (server/forward.ts's recordPick), from dispatch.
+      const predicted = lease.prefill?.estimatedMs ?? r.predictedTtftMs;
+      if (predicted !== null) opts.predictions?.set(v, predicted);
       index.record(ep.name, blockHashes);
       return states.indexOf(ep);
     },

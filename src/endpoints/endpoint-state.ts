@@ -9,7 +9,7 @@ import { CircuitBreaker, type CircuitPolicy } from "./circuit-breaker.js";
 import type { EngineReading, LoraState } from "./dialects.js";
 import { Lease } from "./lease.js";
 import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
-import { PrefillLoad } from "./prefill-load.js";
+import { PrefillLoad, type StepLora } from "./prefill-load.js";
 import { ScrapeWindow } from "./scrape-window.js";
 import type { ServedModels } from "./served-models.js";
 
@@ -265,7 +265,7 @@ export class EndpointState {
    */
   acquire(
     tokens: number,
-    prefill?: { uncached: number; stream: boolean; prompt?: number },
+    prefill?: { uncached: number; stream: boolean; prompt?: number; adapter?: string | null },
     now = Date.now(),
   ): Lease {
     if (!Number.isFinite(tokens) || tokens < 0) {
@@ -277,9 +277,33 @@ export class EndpointState {
     this.inflightPromptTokens += prompt;
     this.breaker.dispatched(now);
     const claim = prefill
-      ? this.prefill.begin(prefill.uncached, prefill.stream, now, this.freshWaiting(now))
+      ? this.prefill.begin(
+          prefill.uncached,
+          prefill.stream,
+          now,
+          this.freshWaiting(now),
+          this.stepLora(prefill.adapter ?? null),
+        )
       : null;
     return new Lease(this, tokens, claim, prompt);
+  }
+
+  /**
+   * The TTFT the prefill view estimates for a request of `uncached` prompt tokens for `adapter` sent
+   * here now, ms from dispatch (what the request log records as `predicted_ttft_ms`, less the time the
+   * request spent before): the explain endpoint's figure.
+   */
+  estimateTtftMs(uncached: number, adapter: string | null, now = Date.now()): number {
+    return this.prefill.estimateTtft(uncached, now, this.freshWaiting(now), this.stepLora(adapter))
+      .estimatedMs;
+  }
+
+  /**
+   * A request's adapter for the step schedule: an adapter no longer among the last ones sent here has
+   * likely lost its slot, and its requests wait while the engine runs the others.
+   */
+  private stepLora(adapter: string | null): StepLora {
+    return { adapter, skipped: (a) => !this.adapterRecord.likelyResident(a) };
   }
 
   /** Uncached prompt tokens sent here and not yet first-tokened (the prefill view's pending work). */

@@ -284,3 +284,46 @@ it("counts the time nothing of ours is in prefill: the clock flow control's held
   a.end(900);
   assert.equal(load.idleMsUntil(1000), 600, "decoding is not prefill");
 });
+
+describe("the recorded estimate (the step law's schedule)", () => {
+  const law = [5.75, 17.25, 0.6];
+
+  it("counts the queue ahead less what its head computed since it reached the head, at the law's rate", () => {
+    const load = new PrefillLoad(undefined, 0);
+    load.begin(50_000, false, 0, null);
+    assert.equal(load.stepQueueTokens(5, null, law), 50_000, "still in the API server");
+    // 500 ms into its prefill: full steps of 8,192 tokens at 5.75 + 141.3 ms each.
+    const drained = (490 * 8192) / (5.75 + 17.25 * 8.192);
+    assert.ok(Math.abs(load.stepQueueTokens(500, null, law) - (50_000 - drained)) < 1e-6);
+    assert.equal(load.stepQueueTokens(60_000, null, law), 0, "never below nothing");
+  });
+
+  it("passes over prompts whose adapter the engine cannot run now, as vLLM's scheduler does", () => {
+    const load = new PrefillLoad(undefined, 0);
+    load.begin(8000, true, 0, null, { adapter: "cold", skipped: () => false });
+    load.begin(600, true, 0, null, { adapter: "warm", skipped: () => false });
+    const lora = (adapter: string | null) => ({ adapter, skipped: (a: string) => a === "cold" });
+    assert.equal(load.stepQueueTokens(0, null, law, lora("warm")), 600, "cold's 8,000 are not ahead");
+    assert.equal(load.stepQueueTokens(0, null, law, lora("cold")), 8600, "its own adapter's are");
+    assert.equal(load.stepQueueTokens(0, null, law, lora(null)), 600, "nor ahead of the base model");
+  });
+
+  it("records a TTFT estimate from dispatch, learned from first tokens", () => {
+    const load = new PrefillLoad(undefined, 0);
+    load.peers = [load];
+    let t = 0;
+    for (let i = 0; i < 40; i++) {
+      const tokens = 500 + ((i * 733) % 5000);
+      const c = load.begin(tokens, true, t, null);
+      // An H100's step law: 10 ms in the API server, then one step.
+      c.firstToken(t + 10 + 5.75 + (17.25 * tokens) / 1000);
+      c.end(t + 50);
+      t += 1000;
+    }
+    const c = load.begin(3000, true, t, null);
+    const truth = 10 + 5.75 + 17.25 * 3;
+    assert.ok(Math.abs(c.estimatedMs / truth - 1) < 0.05, `estimated ${c.estimatedMs} for ${truth}`);
+    assert.equal(c.schedule.steps, 1);
+    c.end(t + 1);
+  });
+});

@@ -14,6 +14,7 @@
 // such. Decode speed (time per output token against D) is learned the same way.
 
 import { OnlineLinear } from "./online-linear.js";
+import { StepLaw, type StepLawWeights, type StepSchedule, scheduleSteps } from "./step-law.js";
 
 /** The cost model's prior, used until an engine's own requests have taught it better. */
 export interface PrefillPrior {
@@ -53,6 +54,19 @@ const FORGETTING = 0.98;
  */
 const CHANGE_RUN = 5;
 const CHANGE_ERROR = 0.3;
+/**
+ * Prior ms per 100 decode tokens in a step, until first tokens teach the step law: the BLIS fit of
+ * Llama-3.1-8B on an H100 (6 µs a decode token) that the simulator's profile uses.
+ */
+const PRIOR_DECODE_MS_PER_100 = 0.6;
+/** A request's adapter (null: the base model), and the adapters its engine would pass over now. */
+export interface StepLora {
+  readonly adapter: string | null;
+  skipped(adapter: string): boolean;
+}
+
+const NO_LORA: StepLora = { adapter: null, skipped: () => false };
+
 /** Weight of the running average of a request's uncached tokens (for requests seen only by a scrape). */
 const SIZE_EWMA = 0.05;
 
@@ -81,6 +95,12 @@ export class PrefillClaim {
     readonly d: number,
     /** Non-streaming: when it is taken to have left prefill; Infinity for a stream. */
     readonly assumedPrefillEnd: number,
+    /** The steps it was scheduled to wait for at dispatch, by the pool's step law (step-law.ts). */
+    readonly schedule: StepSchedule,
+    /** TTFT from dispatch that schedule gives, ms: the gateway's best estimate, which it records. */
+    readonly estimatedMs: number,
+    /** The LoRA adapter it runs, null for the base model. */
+    readonly adapter: string | null = null,
   ) {}
 
   /** The first token passed (a stream): prefill is done; the TTFT teaches the engine's fit. */
@@ -117,12 +137,15 @@ export class PrefillLoad {
   /** Running average of a request's uncached tokens here (for the ones only a scrape shows). */
   meanTokens = 0;
   private readonly ttft: OnlineLinear;
+  /** The engine's step law, learned from first tokens: what the recorded estimate rests on. */
+  readonly stepLaw: StepLaw;
   private readonly tpot: OnlineLinear;
   private readonly prior: PrefillPrior;
   /** Non-streaming claims still counted as prefill, and the earliest time one of them leaves it. */
   private assumed: PrefillClaim[] = [];
   private nextAssumedEnd = Number.POSITIVE_INFINITY;
   private readonly x = new Float64Array(4);
+  private readonly stepMean = new Float64Array(3);
   /** Streams still waiting for their first token, oldest first (a Set keeps insertion order). */
   private readonly waitingStreams = new Set<PrefillClaim>();
   /** Every claim still in prefill, streams or not, in the order sent: the engine's queue as we sent it. */
@@ -154,6 +177,11 @@ export class PrefillLoad {
       priorVariance: 1e4,
     });
     this.tpot = new OnlineLinear({ prior: [10, 5], forgetting: FORGETTING, priorVariance: 1e3 });
+    this.stepLaw = new StepLaw([
+      Math.max(1, prior.baseMs - prior.frontendMsPerRequest),
+      prior.prefillMsPerToken * 1000,
+      PRIOR_DECODE_MS_PER_100,
+    ]);
   }
 
   /**
@@ -275,6 +303,47 @@ export class PrefillLoad {
     return Math.min(head.tokens, ((now - since) * 1000) / msPerKToken);
   }
 
+  /**
+   * Prompt tokens queued ahead of a request sent now, as the step law sees them: the gateway's pending
+   * prefill (and a fresh scrape's unseen waiting requests), less what the head has computed since it
+   * reached the queue's head, at the law's rate of full steps. Not drainedTokens's credit, which runs at
+   * the ranking fit's slope: until the ranking fit has learned, that is its prior (0.1 ms a token, six
+   * times an H100's), and on support-incident's shared pods a 51,000-token batch prompt 840 ms into its
+   * prefill still counted 43,000 tokens ahead of the live summaries sent behind it; estimated 1.2–1.4 s,
+   * they got 150–310 ms.
+   *
+   * Claims for an adapter the engine cannot run now (`lora.skipped`: not resident, its slots held by
+   * others) are not ahead: vLLM's scheduler passes over a waiting request whose adapter has no slot and
+   * runs the ones behind it. In multi-lora, requests for a resident adapter behind 8,000 such tokens
+   * were estimated at ~300 ms and got 30–45 ms.
+   */
+  stepQueueTokens(
+    now: number,
+    scrapedWaiting: number | null,
+    law: StepLawWeights,
+    lora: StepLora = NO_LORA,
+  ): number {
+    let queued = this.queuedTokens(now, scrapedWaiting);
+    let head: PrefillClaim | undefined;
+    for (const c of this.inPrefill) {
+      if (c.adapter !== null && c.adapter !== lora.adapter && lora.skipped(c.adapter)) {
+        queued -= c.tokens;
+        continue;
+      }
+      head ??= c;
+    }
+    queued = Math.max(0, queued);
+    if (head === undefined) return queued;
+    // Sent to an idle queue, it first passes the API server.
+    const since = Math.max(this.headSince, head.startedAt + this.prior.frontendMsPerRequest);
+    if (now <= since) return queued;
+    const budget = Math.max(1, this.prior.stepTokens - this.decoding);
+    const stepMs = law[0]! + (law[1]! * budget) / 1000 + (law[2]! * this.decoding) / 100;
+    if (!(stepMs > 0)) return queued;
+    const drained = Math.min(head.tokens, ((now - since) * budget) / stepMs);
+    return Math.max(0, queued - drained);
+  }
+
   /** Ms this engine's fit gives `tokens` prefill tokens of their own, at its decode load now. */
   ownPrefillMs(tokens: number): number {
     return (tokens * this.slopeAt(this.decoding / 100)) / 1000;
@@ -331,6 +400,25 @@ export class PrefillLoad {
       : this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken;
   }
 
+  /**
+   * The step law the pool's engines have learned, their coefficients' mean (this engine's among them);
+   * this engine's own (its prior, until learned) when none has.
+   */
+  poolStepLaw(): StepLawWeights {
+    const mean = this.stepMean;
+    mean.fill(0);
+    let n = 0;
+    for (const peer of this.peers) {
+      if (!peer.stepLaw.learned) continue;
+      const w = peer.stepLaw.weights;
+      for (let i = 0; i < mean.length; i++) mean[i]! += w[i]!;
+      n++;
+    }
+    if (n === 0) return this.stepLaw.weights;
+    for (let i = 0; i < mean.length; i++) mean[i]! /= n;
+    return mean;
+  }
+
   /** The mean slope (ms per 1,000 prefill tokens) of the pool's learned fits at D; else as slopeAt. */
   poolSlopeAt(d: number): number {
     let sum = 0;
@@ -380,15 +468,60 @@ export class PrefillLoad {
     return Math.max(1, w[0]! + w[2]! * d + this.learnedSlope(d) * p);
   }
 
-  /** Counts a request of `uncached` prompt tokens as dispatched here now. */
-  begin(uncached: number, stream: boolean, now: number, scrapedWaiting: number | null): PrefillClaim {
+  /**
+   * The TTFT a request of `uncached` prompt tokens sent here now would get, ms from dispatch, by the
+   * pool's step law (step-law.ts): the steps it waits for, behind the engine's API server's backlog and
+   * the prefill queued ahead of it. What the log records; changes nothing.
+   */
+  estimateTtft(
+    uncached: number,
+    now: number,
+    scrapedWaiting: number | null,
+    lora: StepLora = NO_LORA,
+  ): { schedule: StepSchedule; estimatedMs: number } {
+    const law = this.poolStepLaw();
+    const schedule = scheduleSteps(
+      this.stepQueueTokens(now, scrapedWaiting, law, lora),
+      Math.max(0, uncached),
+      this.decoding,
+      this.frontendWaitMs(now) + this.prior.frontendMsPerRequest,
+      this.prior.stepTokens,
+      law,
+    );
+    return { schedule, estimatedMs: StepLaw.estimateMs(schedule, law) };
+  }
+
+  /**
+   * Counts a request of `uncached` prompt tokens as dispatched here now; `lora`: its adapter, and which
+   * adapters the engine would pass over now (stepQueueTokens).
+   */
+  begin(
+    uncached: number,
+    stream: boolean,
+    now: number,
+    scrapedWaiting: number | null,
+    lora: StepLora = NO_LORA,
+  ): PrefillClaim {
     const tokens = Math.max(0, uncached);
-    const p = (this.aheadTokens(now, scrapedWaiting) + tokens) / 1000;
+    const ahead = this.aheadTokens(now, scrapedWaiting);
+    const p = (ahead + tokens) / 1000;
     const d = this.decoding / 100;
-    // The prediction recorded (and scored against the first token) is this engine's own fit's, with
-    // the head's drain credit, the decode load and lateness: the best absolute estimate, noisy as it is.
+    // What a stream's lateness is measured against: this engine's own fit, with the head's drain
+    // credit, the decode load and lateness (lateMs, the picker's ranking).
     const predicted = this.predictAt(p, d) + this.lateMs(now);
-    const claim = new PrefillClaim(this, tokens, now, predicted, p, d, stream ? Infinity : now + predicted);
+    const { schedule, estimatedMs: estimated } = this.estimateTtft(tokens, now, scrapedWaiting, lora);
+    const claim = new PrefillClaim(
+      this,
+      tokens,
+      now,
+      predicted,
+      p,
+      d,
+      stream ? Infinity : now + predicted,
+      schedule,
+      estimated,
+      lora.adapter,
+    );
     if (stream) this.waitingStreams.add(claim);
     this.inPrefill.add(claim);
     this.frontendFreeAt = Math.max(now, this.frontendFreeAt) + this.prior.frontendMsPerRequest;
@@ -430,6 +563,7 @@ export class PrefillLoad {
       const actual = c.firstTokenAt - c.startedAt;
       if (this.learned) this.watchForChange(actual, this.predictAt(c.p, c.d));
       this.ttft.observe(x, actual);
+      this.stepLaw.observe(c.schedule, actual);
     }
   }
 

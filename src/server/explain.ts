@@ -70,7 +70,13 @@ export function explainRequest(
     notes: r.notes,
     backup_pool: r.backupPool,
     prompt_blocks: plan.pickRequest.blockHashes.length,
-    predicted_ttft_ms: r.predictedTtftMs === null ? null : Math.round(r.predictedTtftMs),
+    // The step law's estimate from dispatch, as the request log records it (less the time spent
+    // before); `ranked_delay_ms`: what the picker ranked the endpoint by.
+    predicted_ttft_ms:
+      r.endpoint === null
+        ? null
+        : Math.round(r.endpoint.estimateTtftMs(r.uncachedTokens ?? 0, plan.pickRequest.lora)),
+    ranked_delay_ms: r.predictedTtftMs === null ? null : Math.round(r.predictedTtftMs),
     uncached_tokens: r.uncachedTokens,
   };
   return out;

@@ -193,7 +193,13 @@ async function attempts(
             };
           }
           gw.metrics.retries.labels(decision.pool, outcome.reason).inc();
-          placement = placeOn(pick, plan.cost, plan.profile.stream, plan.decision.inputTokens)!;
+          placement = placeOn(
+            pick,
+            plan.cost,
+            plan.profile.stream,
+            plan.decision.inputTokens,
+            plan.decision.target.adapter,
+          )!;
           continue;
         }
         if (backpressure) {
@@ -247,7 +253,11 @@ export function recordPick(rec: RequestRecord, placement: Placement): void {
   rec.pickMode = pick.mode;
   rec.pickReason = pick.reason;
   rec.pickScores = pick.topScores.map((t) => `${t.endpoint}=${t.total.toFixed(3)}`).join(" ");
-  rec.predictedTtftMs = pick.predictedTtftMs;
+  // The estimate of the TTFT the log records (`ttft_ms`, from arrival): the time the request has spent
+  // already, in the gateway queue and before, plus the step law's estimate from dispatch; the picker's
+  // ranking value where the endpoint keeps no prefill view.
+  const estimate = placement.lease.prefill?.estimatedMs;
+  rec.predictedTtftMs = estimate === undefined ? pick.predictedTtftMs : rec.elapsedMs() + estimate;
   if (pick.mode !== "metrics") rec.addFallback(`pick:${pick.mode}`);
 }
 

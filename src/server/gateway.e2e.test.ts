@@ -188,6 +188,9 @@ describe("gateway end to end, through the official openai client", () => {
     assert.match(out.pick.mode, /metrics|predicted|p2c/);
     assert.ok(out.pick.top_scores.length > 0 && "perScorer" in out.pick.top_scores[0]);
     assert.ok(out.pick.prompt_blocks > 10);
+    // The step law's TTFT estimate for an idle engine (its API server, then a step), and the ranking value.
+    assert.ok(out.pick.predicted_ttft_ms > 10, `predicted ${out.pick.predicted_ttft_ms} ms`);
+    assert.equal(typeof out.pick.ranked_delay_ms, "number");
     assert.equal(out.queue.priority, 100);
     assert.equal(out.queue.max_queue_ms, 800);
     assert.equal(out.queue.would_wait, false);

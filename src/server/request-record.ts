@@ -45,6 +45,7 @@ export class RequestRecord {
   pickMode: string | null = null;
   pickReason: string | null = null;
   pickScores: string | null = null;
+  /** The TTFT predicted when the endpoint was picked, ms from arrival (as `ttft_ms` is). */
   predictedTtftMs: number | null = null;
   clientCancelled = false;
   attempts = 0;
@@ -65,6 +66,11 @@ export class RequestRecord {
   reservation: Reservation | null = null;
 
   constructor(readonly traceId: string) {}
+
+  /** Ms since the request arrived. */
+  elapsedMs(now = performance.now()): number {
+    return now - this.t0;
+  }
 
   /** Appends to the fallback reason (retries, degraded picks), comma-separated. */
   addFallback(reason: string): void {

@@ -48,10 +48,12 @@ export function placeOn(
   cost: number,
   stream: boolean,
   prompt: number,
+  adapter: string | null,
 ): Placement | null {
   const endpoint = pick.endpoint;
   if (!endpoint) return null;
-  const lease = endpoint.acquire(cost, { uncached: pick.uncachedTokens ?? 0, stream, prompt });
+  const uncached = pick.uncachedTokens ?? 0;
+  const lease = endpoint.acquire(cost, { uncached, stream, prompt, adapter });
   return { endpoint, lease, pick };
 }
 
@@ -146,7 +148,10 @@ export class RequestTicket implements FlowTicket<Placement> {
       soft && guard && pick.endpoint
         ? guard.holds(roomy, pick.endpoint, pick.uncachedTokens ?? 0, Date.now())
         : null;
-    const placed = this.heldLong === null ? placeOn(pick, cost, this.init.stream, this.work) : null;
+    const placed =
+      this.heldLong === null
+        ? placeOn(pick, cost, this.init.stream, this.work, this.init.pickRequest.lora)
+        : null;
     this.lastMiss = placed === null ? "no_match" : null;
     if (placed === null) this.heldBy = this.heldLong === null ? "no_match" : "long_prefill";
     const adapter = this.init.pickRequest.lora;

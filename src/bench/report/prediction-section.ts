@@ -46,10 +46,11 @@ export function predictionSection(ran: Ran): string {
     ? " A router with 0 lines logged no `predicted_ttft_ms`."
     : "";
   const intro =
-    "The gateway's TTFT prediction when it picked an endpoint (`predicted_ttft_ms` in its request log) " +
-    "against the TTFT it logged for the request (`ttft_ms`, from its arrival at the gateway to the first " +
-    "token). Error: |predicted − actual| / actual; |Δ|: |predicted − actual|. The last column measures " +
-    `against \`ttft_ms − gateway_queue_ms\`, the part after the request left the gateway queue. ✓: P50 under ` +
+    "The gateway's TTFT prediction when it picked an endpoint (`predicted_ttft_ms` in its request log: " +
+    "the time the request had spent already, plus the engine's step law from dispatch) against the TTFT " +
+    "it logged for the request (`ttft_ms`; both from its arrival at the gateway to the first token). " +
+    "Error: |predicted − actual| / actual; |Δ|: |predicted − actual|. The last column takes the gateway " +
+    `queue's wait (\`gateway_queue_ms\`) from both: the part after the request left the queue. ✓: P50 under ` +
     `${PREDICTION_P50_BELOW_PCT}% (issue 13).${none}`;
   return `## TTFT prediction error\n\n${intro}\n\n${mdTable(head, rows, figuresRight(head.length))}`;
 }
