@@ -112,14 +112,15 @@ describe("the prefill view's accounting", () => {
     assert.equal(load.observations, 0);
   });
 
-  it("a non-streaming request leaves prefill at its predicted TTFT, and release ends it either way", () => {
+  it("a non-streaming request leaves prefill at its estimated TTFT, and release ends it either way", () => {
     const load = new PrefillLoad();
     const a = load.begin(2000, false, 0, null);
     const b = load.begin(2000, false, 0, null);
     assert.equal(load.pendingRequests, 2);
-    assert.ok(b.predictedMs > a.predictedMs, "the second waits behind the first");
+    assert.ok(b.estimatedMs > a.estimatedMs, "the second waits behind the first");
+    assert.equal(a.assumedPrefillEnd, a.estimatedMs);
     load.aheadTokens(a.assumedPrefillEnd, null);
-    assert.equal(load.pendingTokens, 2000, "the first left prefill at its predicted TTFT");
+    assert.equal(load.pendingTokens, 2000, "the first left prefill at its estimated TTFT");
     assert.equal(load.decoding, 1);
     b.end(1);
     a.end(b.assumedPrefillEnd + 1000);
