@@ -1,7 +1,7 @@
 // A request's claim on an endpoint's in-flight counters and its share of the prefill view. Releasing it
 // twice, or from both a `finally` and an abort handler, counts once, so the counters can never go negative.
 
-import type { PrefillClaim } from "./prefill-load.js";
+import type { PrefillClaim } from "./prefill-claim.js";
 
 /** What a lease counts against: the gateway's in-flight fields of an EndpointState. */
 export interface InflightCounters {

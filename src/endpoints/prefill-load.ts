@@ -14,6 +14,7 @@
 // such. Decode speed (time per output token against D) is learned the same way.
 
 import { OnlineLinear } from "./online-linear.js";
+import { type ClaimHolder, PrefillClaim } from "./prefill-claim.js";
 import { StepLaw, type StepLawWeights, type StepSchedule, scheduleSteps } from "./step-law.js";
 
 /** The cost model's prior, used until an engine's own requests have taught it better. */
@@ -70,64 +71,7 @@ const NO_LORA: StepLora = { adapter: null, skipped: () => false };
 /** Weight of the running average of a request's uncached tokens (for requests seen only by a scrape). */
 const SIZE_EWMA = 0.05;
 
-/**
- * One request's share of the prefill view, from dispatch to release. For a stream the first token moves
- * it from prefill to decode; a non-streaming request shows no first token, so it is taken to have left
- * prefill at its estimated TTFT (the step law's, estimatedMs).
- */
-export class PrefillClaim {
-  /** Where the claim is: prefill, decoding, or released. */
-  stage: "prefill" | "decode" | "done" = "prefill";
-  firstTokenAt = Number.NaN;
-  endedAt = Number.NaN;
-  /** Sequences decoding on the engine when this one got its first token (for the decode fit). */
-  decodingAtFirst = 0;
-
-  constructor(
-    readonly load: PrefillLoad,
-    /** Uncached prompt tokens this request brings. */
-    readonly tokens: number,
-    readonly startedAt: number,
-    /** Predicted TTFT at dispatch, ms. */
-    readonly predictedMs: number,
-    /** Features of the load it was dispatched into: P (thousands) and D (hundreds). */
-    readonly p: number,
-    readonly d: number,
-    /** Non-streaming: when it is taken to have left prefill; Infinity for a stream. */
-    readonly assumedPrefillEnd: number,
-    /** The steps it was scheduled to wait for at dispatch, by the pool's step law (step-law.ts). */
-    readonly schedule: StepSchedule,
-    /** TTFT from dispatch that schedule gives, ms: the gateway's best estimate, which it records. */
-    readonly estimatedMs: number,
-    /** The LoRA adapter it runs, null for the base model. */
-    readonly adapter: string | null = null,
-  ) {}
-
-  /** The first token passed (a stream): prefill is done; the TTFT teaches the engine's fit. */
-  firstToken(now: number): void {
-    if (this.stage !== "prefill") return;
-    this.firstTokenAt = now;
-    this.load.leavePrefill(this, true, now);
-  }
-
-  /** The request is over, however it ended; counts once. */
-  end(now: number): void {
-    if (this.stage === "done") return;
-    if (this.stage === "prefill") this.load.leavePrefill(this, false, now);
-    this.stage = "done";
-    this.endedAt = now;
-    this.load.decoding = Math.max(0, this.load.decoding - 1);
-  }
-
-  /** After `end`: the output token count, for the decode-speed fit (streams that saw a first token). */
-  reportOutput(outputTokens: number): void {
-    if (this.stage !== "done" || !Number.isFinite(this.firstTokenAt) || outputTokens < 2) return;
-    const tpot = (this.endedAt - this.firstTokenAt) / (outputTokens - 1);
-    this.load.observeDecode(this.decodingAtFirst, tpot);
-  }
-}
-
-export class PrefillLoad {
+export class PrefillLoad implements ClaimHolder {
   /** Uncached prompt tokens sent and not yet first-tokened. */
   pendingTokens = 0;
   /** Requests those tokens belong to. */
@@ -510,11 +454,10 @@ export class PrefillLoad {
     // credit, the decode load and lateness (lateMs, the picker's ranking).
     const predicted = this.predictAt(p, d) + this.lateMs(now);
     const { schedule, estimatedMs: estimated } = this.estimateTtft(tokens, now, scrapedWaiting, lora);
-    const claim = new PrefillClaim(
-      this,
+    const claim = new PrefillClaim(this, {
       tokens,
-      now,
-      predicted,
+      startedAt: now,
+      predictedMs: predicted,
       p,
       d,
       // A response not streamed shows no first token: it is taken to leave prefill when the step law
@@ -522,11 +465,11 @@ export class PrefillLoad {
       // prior: 0.1 ms a token), a 51,000-token batch prompt stayed in prefill 5 s where it took 1.1 s,
       // and live summaries avoided or waited behind a pod that had finished it. Five rounds each, quick:
       // TTFT P90 880 → 426 ms, P99 1,723 → 758 ms (medians), split pools unchanged.
-      stream ? Infinity : now + estimated,
+      assumedPrefillEnd: stream ? Infinity : now + estimated,
       schedule,
-      estimated,
-      lora.adapter,
-    );
+      estimatedMs: estimated,
+      adapter: lora.adapter,
+    });
     if (stream) this.waitingStreams.add(claim);
     this.inPrefill.add(claim);
     this.frontendFreeAt = Math.max(now, this.frontendFreeAt) + this.prior.frontendMsPerRequest;
@@ -579,6 +522,10 @@ export class PrefillLoad {
     if (Math.abs(this.missRun) < CHANGE_RUN) return;
     this.ttft.doubt();
     this.missRun = 0;
+  }
+
+  leaveDecode(): void {
+    this.decoding = Math.max(0, this.decoding - 1);
   }
 
   observeDecode(decodingAtFirst: number, tpotMs: number): void {
