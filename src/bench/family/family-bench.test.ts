@@ -27,12 +27,17 @@ it("runs every router on each workload in virtual time and writes the verdict", 
     for (const w of r.virtual.results) {
       assert.deepEqual(Object.keys(w.routers), [...FAMILY_VIRTUAL_ROUTERS]);
       for (const f of Object.values(w.routers)) assert.ok(f.p50 > 0 && f.p50 <= f.p90 && f.p90 <= f.p99);
+      // The gateway's TTFT estimate is scored where a router runs in it; nginx's have none.
+      const e = w.routers.tokengate!.predictionP90;
+      assert.ok(typeof e === "number" && e >= 0 && e < 1000, `prediction error P90 ${e}`);
+      assert.equal(w.routers["least-request"]!.predictionP90, undefined);
     }
     assert.equal(r.virtual.verdict.workloads.length, 2);
     assert.equal(r.real, null);
     const md = readFileSync(join(dir, "family.md"), "utf8");
     assert.match(md, /^# Workload family: 2 workloads, seed 3 \(quick\), virtual time/);
     for (const name of r.virtual.results.map((w) => w.name)) assert.ok(md.includes(name));
+    assert.match(md, /TTFT prediction error P90 ≤ 35% .*\| +\d of 2 \|/);
     const json = JSON.parse(readFileSync(join(dir, "family.json"), "utf8"));
     assert.equal(json.virtual.results.length, 2);
     assert.equal(lines.length, 2, "a progress line per workload");

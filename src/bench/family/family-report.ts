@@ -24,6 +24,26 @@ export interface FamilyReportHeader {
   notes: readonly string[];
 }
 
+/** Issue 31: the gateway's TTFT prediction error P90 at most this, %. */
+export const PREDICTION_P90_MAX_PCT = 35;
+
+/** The TTFT prediction's row, where the workloads carry it (virtual time; not over HTTP). */
+function predictionRow(results: readonly WorkloadFigures[]): string[][] {
+  const errors = results
+    .map((w) => w.routers.tokengate?.predictionP90)
+    .filter((e): e is number => typeof e === "number");
+  if (errors.length === 0) return [];
+  const met = errors.filter((e) => e <= PREDICTION_P90_MAX_PCT).length;
+  const sorted = [...errors].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  return [
+    [
+      `tokengate's TTFT prediction error P90 ≤ ${PREDICTION_P90_MAX_PCT}% (from dispatch; median ${median.toFixed(0)}%, worst ${sorted[sorted.length - 1]!.toFixed(0)}%; not in "all")`,
+      `${met} of ${errors.length}`,
+    ],
+  ];
+}
+
 const x2 = (v: number | null) => (v === null ? "—" : `${v.toFixed(2)}×`);
 
 export function renderFamilyReport(
@@ -47,6 +67,7 @@ export function renderFamilyReport(
       [`The bursting tenant's P90 in its bursts ≤ ${BURST_PAYS_MAX}× least-request's`, frac(c.burst)],
       [`The other tenants' P99 during bursts ≤ ${OTHERS_P99_MAX}× least-request's`, frac(c.others)],
       ["All of the above", frac(c.all)],
+      ...predictionRow(results),
     ],
     figuresRight(2),
   );

@@ -35,6 +35,11 @@ export interface FamilyFigures {
   burstP90: number | null;
   /** Every other tenant's requests during a burst: TTFT P99; null without a burst or such requests. */
   othersDuringBurstP99: number | null;
+  /**
+   * The gateway's TTFT estimate at each pick against the TTFT from dispatch: P90 of |error| / actual, %.
+   * Only for routers that run in tokengate's gateway (its picker or a peer's); absent for the others.
+   */
+  predictionP90?: number | null;
 }
 
 export interface FamilyWorkloadResult {
@@ -44,7 +49,12 @@ export interface FamilyWorkloadResult {
   routers: Record<string, FamilyFigures>;
 }
 
-function policyOf(router: FamilyRouter, w: FamilyWorkload, seed: number): VirtualPolicy {
+function policyOf(
+  router: FamilyRouter,
+  w: FamilyWorkload,
+  seed: number,
+  predictions: Map<VirtualRequest, number>,
+): VirtualPolicy {
   if (router === "least-request") return leastRequest();
   if (router === "round-robin") return roundRobin();
   const g = w.fleet.groups[0]!;
@@ -55,11 +65,15 @@ function policyOf(router: FamilyRouter, w: FamilyWorkload, seed: number): Virtua
   // tokengate with its gateway queue, under the pool's default bounds; the peers without one, as they
   // run over HTTP (bench/peer-config.ts).
   const queue = router === "tokengate" ? { queue: DEFAULT_SATURATION } : {};
-  return virtualGateway(router, parsed.config, cfg, g.replicas, { seed, ...queue });
+  return virtualGateway(router, parsed.config, cfg, g.replicas, { seed, predictions, ...queue });
 }
 
 /** TTFT figures of one run, with the bursts' tenants apart. */
-export function familyFigures(w: FamilyWorkload, reqs: readonly VirtualRequest[]): FamilyFigures {
+export function familyFigures(
+  w: FamilyWorkload,
+  reqs: readonly VirtualRequest[],
+  predictions?: ReadonlyMap<VirtualRequest, number>,
+): FamilyFigures {
   const ttft = (rs: readonly VirtualRequest[]) => rs.map((r) => r.firstTokenMs - r.trace.t_ms);
   const all = ttft(reqs);
   const bursts = w.params.bursts;
@@ -74,7 +88,23 @@ export function familyFigures(w: FamilyWorkload, reqs: readonly VirtualRequest[]
     p99: percentile(all, 99),
     burstP90: burstReqs.length > 0 ? percentile(ttft(burstReqs), 90) : null,
     othersDuringBurstP99: others.length > 0 ? percentile(ttft(others), 99) : null,
+    ...(predictions && predictions.size > 0 ? { predictionP90: predictionP90(reqs, predictions) } : {}),
   };
+}
+
+/** P90 of |predicted − actual| / actual over the requests with a prediction, %, from dispatch. */
+function predictionP90(
+  reqs: readonly VirtualRequest[],
+  predictions: ReadonlyMap<VirtualRequest, number>,
+): number | null {
+  const errors: number[] = [];
+  for (const r of reqs) {
+    const predicted = predictions.get(r);
+    const actual = r.firstTokenMs - r.dispatchedMs;
+    if (predicted === undefined || !(actual > 0)) continue;
+    errors.push((Math.abs(predicted - actual) / actual) * 100);
+  }
+  return errors.length > 0 ? percentile(errors, 90) : null;
 }
 
 /** Runs every router on workload `w` (one group of engines, as the family draws them). */
@@ -84,8 +114,9 @@ export function runFamilyWorkload(w: FamilyWorkload, seed: number): FamilyWorklo
   const cfg = makeEngineConfig(g.profile, g.model, g.engine);
   const routers = {} as Record<FamilyRouter, FamilyFigures>;
   for (const router of FAMILY_VIRTUAL_ROUTERS) {
-    const reqs = runVirtual(w.trace, cfg, g.replicas, policyOf(router, w, seed));
-    routers[router] = familyFigures(w, reqs);
+    const predictions = new Map<VirtualRequest, number>();
+    const reqs = runVirtual(w.trace, cfg, g.replicas, policyOf(router, w, seed, predictions));
+    routers[router] = familyFigures(w, reqs, predictions);
   }
   return { name: w.name, requests: w.trace.length, load: w.params.load, routers };
 }
