@@ -13,6 +13,7 @@
 // request's own TTFT against the load it was dispatched into, so a slower or busier engine is seen as
 // such. Decode speed (time per output token against D) is learned the same way.
 
+import { ChangeWatch } from "./change-watch.js";
 import { OnlineLinear } from "./online-linear.js";
 import { type ClaimHolder, PrefillClaim } from "./prefill-claim.js";
 import { StepLaw, type StepLawWeights, type StepSchedule, scheduleSteps } from "./step-law.js";
@@ -104,8 +105,7 @@ export class PrefillLoad implements ClaimHolder {
   private lastPrefillEnd = Number.NEGATIVE_INFINITY;
   /** When the engine's API server is through with the requests sent here so far (frontendWaitMs). */
   private frontendFreeAt = Number.NEGATIVE_INFINITY;
-  /** Consecutive first tokens the fit missed by > CHANGE_ERROR: + late, − early. */
-  private missRun = 0;
+  private readonly change = new ChangeWatch(CHANGE_RUN, CHANGE_ERROR);
   /**
    * The engines of its pool (itself among them), whose learned fits stand in for its own until it has
    * learned; set by the pool each generation.
@@ -509,19 +509,10 @@ export class PrefillLoad implements ClaimHolder {
       x[2] = c.d;
       x[3] = c.p * c.d;
       const actual = c.firstTokenAt - c.startedAt;
-      if (this.learned) this.watchForChange(actual, this.predictAt(c.p, c.d));
+      if (this.learned && this.change.changed(actual, this.predictAt(c.p, c.d))) this.ttft.doubt();
       this.ttft.observe(x, actual);
       this.stepLaw.observe(c.schedule, actual);
     }
-  }
-
-  private watchForChange(actualMs: number, predictedMs: number): void {
-    const miss = (actualMs - predictedMs) / Math.max(1, actualMs);
-    const side = miss > CHANGE_ERROR ? 1 : miss < -CHANGE_ERROR ? -1 : 0;
-    this.missRun = side === 0 || Math.sign(this.missRun) !== side ? side : this.missRun + side;
-    if (Math.abs(this.missRun) < CHANGE_RUN) return;
-    this.ttft.doubt();
-    this.missRun = 0;
   }
 
   leaveDecode(): void {

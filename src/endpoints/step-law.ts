@@ -19,6 +19,7 @@
 // β is learned from the first tokens, by recursive least squares weighted by 1/TTFT, since what is
 // judged is the relative error: a 20 ms miss on a 40 ms first token matters, on a 2 s one it does not.
 
+import { ChangeWatch } from "./change-watch.js";
 import { OnlineLinear } from "./online-linear.js";
 
 /** Where a request sent now would get its first token, as the step law schedules it. */
@@ -110,8 +111,7 @@ export function scheduleSteps(
 export class StepLaw {
   private readonly fit: OnlineLinear;
   private readonly x = new Float64Array(3);
-  /** Consecutive misses by more than CHANGE_ERROR: + late, − early. */
-  private missRun = 0;
+  private readonly change = new ChangeWatch(CHANGE_RUN, CHANGE_ERROR);
 
   /** `prior`: ms per step, per 1,000 prompt tokens, per 100 decode tokens, until first tokens teach it. */
   constructor(prior: readonly [number, number, number]) {
@@ -140,21 +140,14 @@ export class StepLaw {
   /** A first token `actualMs` after dispatch, for a request scheduled as `s`: the law moves toward it. */
   observe(s: StepSchedule, actualMs: number): void {
     if (!Number.isFinite(actualMs) || actualMs <= 0) return;
-    if (this.learned) this.watchForChange(actualMs, StepLaw.estimateMs(s, this.weights));
+    if (this.learned && this.change.changed(actualMs, StepLaw.estimateMs(s, this.weights))) {
+      this.fit.doubt();
+    }
     const scale = 1 / Math.max(WEIGHT_FLOOR_MS, actualMs);
     const x = this.x;
     x[0] = s.steps * scale;
     x[1] = s.prefillK * scale;
     x[2] = s.decodeH * scale;
     this.fit.observe(x, (actualMs - s.waitMs) * scale);
-  }
-
-  private watchForChange(actualMs: number, estimatedMs: number): void {
-    const miss = (actualMs - estimatedMs) / actualMs;
-    const side = miss > CHANGE_ERROR ? 1 : miss < -CHANGE_ERROR ? -1 : 0;
-    this.missRun = side === 0 || Math.sign(this.missRun) !== side ? side : this.missRun + side;
-    if (Math.abs(this.missRun) < CHANGE_RUN) return;
-    this.fit.doubt();
-    this.missRun = 0;
   }
 }
