@@ -13,10 +13,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
-import { startRedis } from "../testing/redis-server.js";
 import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
 import { runClosedLoop } from "./load.js";
 import { fixedRateClient } from "./overhead-client.js";
+import { startRedis } from "./redis-server.js";
 import { round } from "./stats.js";
 
 const MODEL = "m";

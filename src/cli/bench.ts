@@ -192,9 +192,15 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     return f.targets.met && f.targets.noFailedRequestByAnAct ? 0 : 1;
   }
   if (target === BATCH_DAY) {
-    // Not a routing comparison either: it restarts the gateway mid-run. Loaded only here (it uses the
-    // openai client, a development dependency).
-    const { runBatchDay } = await import("../bench/batch-day.js");
+    // Not a routing comparison either: it restarts the gateway mid-run. Loaded only here: it drives the
+    // Batch API with the official openai client, which the package does not install.
+    const { runBatchDay } = await import("../bench/batch-day.js").catch((err: unknown) => {
+      if ((err as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && /'openai'/.test(String(err)))
+        throw new Error(
+          `${BATCH_DAY} drives the Batch API through the official openai client, which tokengate does not install: run \`npm install openai\` beside it first`,
+        );
+      throw err;
+    });
     const f = await runBatchDay({
       outDir: args.out ?? `bench-results/${BATCH_DAY}`,
       quick: args.quick,

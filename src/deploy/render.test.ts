@@ -8,8 +8,8 @@ import { dirname } from "node:path";
 import { before, describe, test } from "node:test";
 import { parse as parseYaml } from "yaml";
 import { formatConfigError, type GatewayConfigSet, loadConfigTexts } from "../config/index.js";
+import { coreSchemaProblem } from "../testing/kube-schemas.js";
 import { skipWithout } from "../testing/system-services.js";
-import { coreSchemaProblem } from "./core-schemas.js";
 import { endpointPickerRefOf, GIE_API_VERSION, inferencePoolProblems } from "./gie-inference-pool.js";
 import { type KubeObject, objectsOf, overlayDirs, renderOverlay } from "./render.js";
 

@@ -162,11 +162,6 @@ async function serve(
 }
 
 /**
- * The pool's endpoints that can serve the plan's target: its version (a pinned version is never served
- * by another) and its adapter (registered on the engine, or with a `path` the gateway registers it
- * from). None: a clear error now.
- */
-/**
  * A request's path ended in an error before an answer: the gateway error to send (an unexpected throw is
  * an `internal_error`), recorded on the request and counted. Shared by both front doors (epp-picker.ts).
  */
@@ -182,6 +177,11 @@ export function recordRefusal(gw: GatewayRuntime, rec: RequestRecord, err: unkno
   return e;
 }
 
+/**
+ * The pool's endpoints that can serve the plan's target: its version (a pinned version is never served
+ * by another) and its adapter (registered on the engine, or with a `path` the gateway registers it
+ * from). None: a clear error now.
+ */
 export function servingEndpoints(pool: PoolRuntime, plan: RequestPlan): readonly EndpointState[] {
   const { decision } = plan;
   const version = decision.target.modelVersion;

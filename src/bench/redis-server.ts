@@ -1,11 +1,12 @@
-// Test fixture: a real redis-server on a free loopback port, no persistence, started and stopped by the
-// test (`.ci/run` installs Debian's redis-server). `stop()` then `start()` again is Redis going away and
-// coming back on the same port.
+// A real redis-server on a free loopback port, no persistence, started and stopped by its user: the budget
+// bench (`npm run bench`, shipped in the package, so it lives here and not among the test fixtures) and
+// the tests (`.ci/run` installs Debian's redis-server). `stop()` then `start()` again is Redis going away
+// and coming back on the same port.
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { createConnection } from "node:net";
-import { reapOnExit } from "../bench/child-process.js";
-import { freePort } from "../bench/nginx.js";
+import { reapOnExit } from "./child-process.js";
+import { freePort } from "./nginx.js";
 
 export interface RedisServer {
   readonly url: string;

@@ -8,7 +8,7 @@ import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Service } from "kubernetes-models/v1/Service";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
-import type { KubeObject } from "./render.js";
+import type { KubeObject } from "../deploy/render.js";
 
 type Validator = (obj: KubeObject) => void;
 
