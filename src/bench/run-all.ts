@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, reports written under bench-results/. `-- --quick` shortens each run;
-// `-- --only micro,picker,sim,overhead,overhead-pinned,rollback-drill,batch-day,multi-region,budgets,large-prompts,soak,<scenario>` picks
+// `-- --only micro,picker,sim,overhead,overhead-pinned,overhead-profile,rollback-drill,batch-day,multi-region,budgets,large-prompts,soak,<scenario>` picks
 // some; the soak (30 min, `--minutes N` to change, 1 with --quick) runs only when named.
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -9,6 +9,7 @@ import { runBudgetBench } from "./budget-bench.js";
 import { largePromptsSummary, runLargePrompts } from "./large-prompts.js";
 import { runMicro } from "./micro.js";
 import { runOverhead } from "./overhead.js";
+import { runOverheadProfile } from "./overhead-profile.js";
 import { writeReport } from "./report/write.js";
 import { runRollbackDrill } from "./rollback-drill.js";
 import { runScenario } from "./runner.js";
@@ -52,6 +53,8 @@ if (wanted("sim")) {
 if (wanted("overhead")) await runOverhead({ outDir, quick });
 // Opt-in (not in a plain `npm run bench`): the same with the router on a CPU of its own.
 if (only?.has("overhead-pinned")) await runOverhead({ outDir, quick, pinned: true });
+// CPU profiles of tokengate and the bare proxy: only when named (it slows both to profile them).
+if (only?.has("overhead-profile")) await runOverheadProfile({ outDir, quick });
 // Opt-in (not in a plain `npm run bench`): half an hour by default.
 if (only?.has("soak"))
   await runSoak({
