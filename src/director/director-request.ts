@@ -5,8 +5,8 @@
 
 import type http from "node:http";
 import { GatewayError } from "../errors/gateway-error.js";
-import { readBody } from "../server/request-body.js";
-import type { UpstreamPools } from "../server/upstream-pools.js";
+import { readBody } from "../http/request-body.js";
+import type { UpstreamPools } from "../http/upstream-pools.js";
 import { countDecision, type DecisionLine, decisionLine, logDecision } from "./decision-record.js";
 import { attemptRegion, type ForwardRequest, type RegionAttempt, targetOf } from "./director-forward.js";
 import { modelOfBody, queryOfRequest } from "./director-query.js";

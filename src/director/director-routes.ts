@@ -4,7 +4,7 @@
 
 import type http from "node:http";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
-import { readAdminJson, sendJson } from "../server/admin-body.js";
+import { readAdminJson, sendJson } from "../http/admin-body.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import type { RequestLog } from "../telemetry/request-log.js";
 import { countDecision, decisionLine, logDecision } from "./decision-record.js";

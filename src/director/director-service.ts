@@ -5,11 +5,10 @@
 
 import http from "node:http";
 import { GatewayError } from "../errors/gateway-error.js";
-import { close, listen } from "../server/http-listen.js";
-import { traceIdFrom } from "../server/identify.js";
-import { routeModelNames } from "../server/model-list.js";
-import { traceContextFrom } from "../server/trace-context.js";
-import { UpstreamPools } from "../server/upstream-pools.js";
+import { close, listen } from "../http/http-listen.js";
+import { traceContextFrom, traceIdFrom } from "../http/trace-context.js";
+import { UpstreamPools } from "../http/upstream-pools.js";
+import { routeModelNames } from "../route/model-list.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { DirectorMetrics } from "./director-metrics.js";
 import { directorModelNames } from "./director-models.js";

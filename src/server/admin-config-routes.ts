@@ -14,7 +14,7 @@ import type { ChangeResult, ConfigControl } from "../control/config-control.js";
 import type { ConfigFiles } from "../control/config-history.js";
 import { diffConfigs } from "../control/text-diff.js";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
-import { readAdminJson as readJson, sendJson } from "./admin-body.js";
+import { readAdminJson as readJson, sendJson } from "../http/admin-body.js";
 
 /** Handles a config route; false when the path is not one. */
 export function routeConfigAdmin(

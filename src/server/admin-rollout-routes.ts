@@ -9,7 +9,7 @@ import type { GatewayConfigSet } from "../config/config-set.js";
 import type { ChangeRefused, ConfigControl } from "../control/config-control.js";
 import { notForward, poolStage } from "../control/rollout-gates.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import { readAdminJson, sendJson } from "./admin-body.js";
+import { readAdminJson, sendJson } from "../http/admin-body.js";
 import { actorOf, answerChange, filesOf, optionalString, requiredReplaces } from "./admin-config-routes.js";
 import type { GatewayRuntime } from "./gateway-runtime.js";
 

@@ -12,11 +12,11 @@ import type { BatchMetadata } from "../batch/batch-types.js";
 import { MultipartError, readMultipart } from "../batch/multipart.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import { sendJson } from "../http/admin-body.js";
+import { readBody } from "../http/request-body.js";
 import { servedModelNames } from "../route/route-request.js";
-import { sendJson } from "./admin-body.js";
 import type { Identity } from "./identify.js";
 import { parseJson } from "./plan-record.js";
-import { readBody } from "./request-body.js";
 
 /** What the routes need of the gateway. */
 export interface BatchApi {

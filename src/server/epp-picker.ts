@@ -14,18 +14,18 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { EppDecision, EppPicker, EppRequest } from "../epp/decision.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import type { Placement } from "../flow/placement.js";
+import { ClientGone } from "../http/client-gone.js";
+import { traceContextFrom, traceIdFrom } from "../http/trace-context.js";
 import { planRequest, type RequestPlan } from "../plan/request-plan.js";
 import type { ApiKind } from "../profile/request-profile.js";
 import { admitToBudget, budgeted, settleBudget } from "./budget-stage.js";
-import { ClientGone } from "./client-gone.js";
 import { queueForEndpoint, recordRefusal, servingEndpoints, settle } from "./completion-handler.js";
 import { noEndpointError, recordPick } from "./forward.js";
-import type { GatewayRuntime, Placement } from "./gateway-runtime.js";
-import { traceIdFrom } from "./identify.js";
+import type { GatewayRuntime } from "./gateway-runtime.js";
 import { pickerFor } from "./pick-request.js";
 import { parseJson, recordPlan } from "./plan-record.js";
 import { RequestRecord } from "./request-record.js";
-import { traceContextFrom } from "./trace-context.js";
 
 const KINDS: Readonly<Record<string, ApiKind>> = {
   "/v1/chat/completions": "chat",

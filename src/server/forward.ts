@@ -7,12 +7,12 @@
 import type { ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import type { PickAmong, Placement } from "../flow/placement.js";
+import { placeOn } from "../flow/request-ticket.js";
 import type { RequestPlan } from "../plan/request-plan.js";
 import { type AttemptOutcome, attemptUpstream, type ClientGone } from "../proxy/upstream-attempt.js";
-import type { GatewayRuntime, Generation, Placement, PoolRuntime } from "./gateway-runtime.js";
-import type { PickAmong } from "./pick-request.js";
+import type { GatewayRuntime, Generation, PoolRuntime } from "./gateway-runtime.js";
 import type { RequestRecord } from "./request-record.js";
-import { placeOn } from "./request-ticket.js";
 
 export const API_PATHS = { chat: "/v1/chat/completions", completion: "/v1/completions" } as const;
 

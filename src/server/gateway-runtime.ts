@@ -7,10 +7,10 @@ import type { GatewayConfigSet } from "../config/config-set.js";
 import type { RolloutStats } from "../control/rollout-gates.js";
 import type { AdapterLoader } from "../endpoints/adapter-loader.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import type { Lease } from "../endpoints/lease.js";
 import type { FlowControl } from "../flow/flow-control.js";
+import type { Placement } from "../flow/placement.js";
 import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
-import type { PickerProfile, PickResult } from "../picker/framework/types.js";
+import type { PickerProfile } from "../picker/framework/types.js";
 import type { PrefixIndex } from "../picker/prefix-index/prefix-index.js";
 import type { TokenCorrection } from "../profile/token-correction.js";
 import type { RetryBudget } from "../proxy/retry-budget.js";
@@ -32,13 +32,6 @@ export interface PoolRuntime {
   readonly endpoints: EndpointState[];
   readonly retryBudget: RetryBudget;
   readonly picker: PoolPicker;
-}
-
-/** Where flow control placed a request: the endpoint, its claim on it, and the pick that chose it. */
-export interface Placement {
-  readonly endpoint: EndpointState;
-  readonly lease: Lease;
-  readonly pick: PickResult<EndpointState>;
 }
 
 /** A config and what was built from it; a reload swaps the whole of it (generation.ts). */

@@ -18,9 +18,13 @@ import { EndpointMonitor } from "../endpoints/scraper.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { FlowControl, FlowListeners } from "../flow/flow-control.js";
 import type { PauseGate, PauseTransition } from "../flow/pause-gate.js";
+import type { Placement } from "../flow/placement.js";
+import { close, listen } from "../http/http-listen.js";
+import { UpstreamPools } from "../http/upstream-pools.js";
 import { syncIndexCapacity } from "../picker/picker-profile.js";
 import type { ApiKind } from "../profile/request-profile.js";
 import { TokenCorrection } from "../profile/token-correction.js";
+import { routeModels } from "../route/model-list.js";
 import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
 import { ProcessMetrics } from "../telemetry/process-metrics.js";
@@ -33,15 +37,12 @@ import { ConfigChanges } from "./config-changes.js";
 import { withDiscovered } from "./discovered-config.js";
 import { EngineRetirement } from "./engine-retirement.js";
 import { collectGauges } from "./gateway-gauges.js";
-import type { GatewayRuntime, Placement, PoolRuntime } from "./gateway-runtime.js";
+import type { GatewayRuntime, PoolRuntime } from "./gateway-runtime.js";
 import { buildGeneration, type EngineChanges, type Generation, newEngines } from "./generation.js";
-import { close, listen } from "./http-listen.js";
 import { Identifier } from "./identify.js";
-import { routeModels } from "./model-list.js";
 import { wirePassiveHealth } from "./passive-health.js";
 import { RegionWindow } from "./region-window.js";
 import { cutInProgress } from "./shutdown-cut.js";
-import { UpstreamPools } from "./upstream-pools.js";
 
 export interface GatewayOptions {
   /** Overrides the config's log destination (`none` keeps lines in memory for the listener only). */

@@ -9,10 +9,11 @@ import { createHash } from "node:crypto";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { EndpointState, type EndpointStateOptions } from "../endpoints/endpoint-state.js";
 import { FlowControl, type FlowListeners } from "../flow/flow-control.js";
+import type { Placement } from "../flow/placement.js";
 import { buildPickerProfile, createPrefixIndex, sessionHeader } from "../picker/picker-profile.js";
 import { RetryBudget } from "../proxy/retry-budget.js";
 import { sendsToLegacy } from "../route/rollout-effect.js";
-import type { Generation, Placement, PoolRuntime } from "./gateway-runtime.js";
+import type { Generation, PoolRuntime } from "./gateway-runtime.js";
 
 export type { Generation };
 

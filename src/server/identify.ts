@@ -22,15 +22,6 @@ export interface Identity {
  */
 export const BATCH_SECRET_HEADER = "x-tokengate-batch";
 
-const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The caller's X-AI-Trace-Id if it is a sane token, else the W3C trace id. */
-export function traceIdFrom(headers: IncomingHttpHeaders, w3cTraceId: string): string {
-  const given = headers["x-ai-trace-id"];
-  if (typeof given === "string" && TRACE_ID.test(given)) return given;
-  return w3cTraceId;
-}
-
 export class Identifier {
   private readonly keys: Map<string, string>;
   private readonly trusted: BlockList | null;

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_SATURATION } from "../config/saturation-bounds.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import { LongPrefillGuard } from "../flow/long-prefill.js";
+import { ClientGone } from "../http/client-gone.js";
 import type { PickResult } from "../picker/framework/types.js";
 import { learnedPool } from "../testing/test-endpoint.js";
-import { ClientGone } from "./client-gone.js";
+import { LongPrefillGuard } from "./long-prefill.js";
 import { RequestTicket } from "./request-ticket.js";
 
 /** What the picker would answer: `to`, missing `uncached` prompt tokens there. */

@@ -5,8 +5,8 @@
 import type http from "node:http";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import { servedModelNames } from "../route/route-request.js";
-import { sendJson } from "./admin-body.js";
+import { sendJson } from "../http/admin-body.js";
+import { servedModelNames } from "./route-request.js";
 
 const PREFIX = "/v1/models/";
 

@@ -9,13 +9,12 @@
 
 import { isHot, makeRoomFor, ROOM_AFTER_MS } from "../endpoints/adapter-room.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
-import type { LongPrefillGuard } from "../flow/long-prefill.js";
-import type { FlowTicket } from "../flow/pool-flow.js";
-import { placeable, type SaturationBounds } from "../flow/saturation.js";
+import type { ClientGone } from "../http/client-gone.js";
 import type { PickRequest, PickResult } from "../picker/framework/types.js";
-import type { ClientGone } from "./client-gone.js";
-import type { Placement } from "./gateway-runtime.js";
-import type { PickAmong } from "./pick-request.js";
+import type { LongPrefillGuard } from "./long-prefill.js";
+import type { PickAmong, Placement } from "./placement.js";
+import type { FlowTicket } from "./pool-flow.js";
+import { placeable, type SaturationBounds } from "./saturation.js";
 
 /**
  * Why a try to place a request failed: every candidate over its saturation bounds (or the predicted-wait

@@ -57,3 +57,12 @@ export function traceContextFrom(headers: IncomingHttpHeaders): TraceContext {
 export function traceparentOf(ctx: TraceContext): string {
   return `00-${ctx.traceId}-${ctx.spanId}-${ctx.flags}`;
 }
+
+const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's X-AI-Trace-Id if it is a sane token, else the W3C trace id. */
+export function traceIdFrom(headers: IncomingHttpHeaders, w3cTraceId: string): string {
+  const given = headers["x-ai-trace-id"];
+  if (typeof given === "string" && TRACE_ID.test(given)) return given;
+  return w3cTraceId;
+}
