@@ -4,7 +4,8 @@
 // holds the event loop or Redis for long.
 
 import { createHash } from "node:crypto";
-import { createClient, RESP_TYPES } from "redis";
+import type { createClient } from "redis";
+import { loadRedis } from "../redis/load-redis.js";
 
 type Client = ReturnType<typeof createClient>;
 
@@ -20,7 +21,7 @@ export const PIECE_TTL_S = 3600;
 export type PieceHook = (stage: "file" | "lines" | "finalize", index: number) => Promise<void> | void;
 
 function bufferView(c: Client) {
-  return c.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+  return c.withTypeMapping({ [loadRedis().RESP_TYPES.BLOB_STRING]: Buffer });
 }
 
 export class BatchRedis {
@@ -34,7 +35,7 @@ export class BatchRedis {
     url: string,
     private readonly timeoutMs: number,
   ) {
-    this.client = createClient({
+    this.client = loadRedis().createClient({
       url,
       disableOfflineQueue: true,
       socket: { connectTimeout: 1000, reconnectStrategy: (n) => Math.min(100 * (n + 1), 1000) },

@@ -12,7 +12,8 @@
 // sent are sent again once Redis answers.
 
 import { randomUUID } from "node:crypto";
-import { createClient } from "redis";
+import type { createClient } from "redis";
+import { loadRedis } from "../redis/load-redis.js";
 import {
   type Admission,
   type AdmissionRequest,
@@ -66,7 +67,7 @@ export class RedisBudgetStore implements BudgetStore {
     private config: BudgetConfig,
     private readonly opts: RedisStoreOptions,
   ) {
-    this.client = createClient({
+    this.client = loadRedis().createClient({
       url: opts.url,
       disableOfflineQueue: true,
       socket: { connectTimeout: 1000, reconnectStrategy: (n) => Math.min(100 * (n + 1), 1000) },
