@@ -15,7 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
 import { runClosedLoop } from "./load.js";
-import { fixedRateClient } from "./overhead-client.js";
+import { fixedRateClient } from "./overhead/overhead-client.js";
 import { startRedis } from "./redis-server.js";
 import { round } from "./stats.js";
 

@@ -8,14 +8,14 @@ import { runPickerMicro } from "../picker/picker.bench.js";
 import { runBudgetBench } from "./budget-bench.js";
 import { largePromptsSummary, runLargePrompts } from "./large-prompts.js";
 import { runMicro } from "./micro.js";
-import { runOverhead } from "./overhead.js";
-import { runOverheadProfile } from "./overhead-profile.js";
+import { runOverhead } from "./overhead/overhead.js";
+import { runOverheadProfile } from "./overhead/overhead-profile.js";
 import { writeReport } from "./report/write.js";
-import { runRollbackDrill } from "./rollback-drill.js";
+import { runRollbackDrill } from "./rollback-drill/rollback-drill.js";
 import { runScenario } from "./runner.js";
 import { SCENARIOS } from "./scenarios/index.js";
 import { runSimFidelity } from "./sim-fidelity.js";
-import { runSoak } from "./soak.js";
+import { runSoak } from "./soak/soak.js";
 
 const quick = process.argv.includes("--quick");
 const outDir = process.env.BENCH_OUT ?? "bench-results";
@@ -66,11 +66,11 @@ if (only?.has("soak"))
 if (wanted("rollback-drill")) await runRollbackDrill({ outDir, quick });
 if (wanted("batch-day")) {
   // Loaded only when run: it drives the openai client (a development dependency).
-  const { runBatchDay } = await import("./batch-day.js");
+  const { runBatchDay } = await import("./batch-day/batch-day.js");
   await runBatchDay({ outDir: join(outDir, "batch-day"), quick });
 }
 if (wanted("multi-region")) {
-  const { runMultiRegion } = await import("./multi-region.js");
+  const { runMultiRegion } = await import("./multi-region/multi-region.js");
   await runMultiRegion({ outDir: join(outDir, "multi-region"), quick, seed: 1 });
 }
 if (wanted("budgets")) await runBudgetBench({ outDir, quick });

@@ -25,11 +25,11 @@ const ROUTERS: RouterName[] = [
   ...PEER_ALGORITHMS,
 ];
 
-/** Seed 004's rollback drill (bench/rollback-drill.ts): a run of its own, not a router comparison. */
+/** Seed 004's rollback drill (bench/rollback-drill/rollback-drill.ts): a run of its own, not a router comparison. */
 const DRILL = "rollback-drill";
-/** Issue 16's batch day (bench/batch-day.ts): the backlog as Batch API jobs across a gateway restart. */
+/** Issue 16's batch day (bench/batch-day/batch-day.ts): the backlog as Batch API jobs across a gateway restart. */
 const BATCH_DAY = "batch-day";
-/** Issue 18's three regions behind `tokengate director` (bench/multi-region.ts), one degrading then failing. */
+/** Issue 18's three regions behind `tokengate director` (bench/multi-region/multi-region.ts), one degrading then failing. */
 const MULTI_REGION = "multi-region";
 
 export const BENCH_USAGE = `Usage: tokengate bench <scenario | trace.jsonl | trace.csv> [options]
@@ -187,14 +187,14 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   const { target, routers, seed, durationS } = args;
   if (target === DRILL) {
     // Not a routing comparison: seed 004's rollbacks under load, against tokengate alone.
-    const { runRollbackDrill } = await import("../bench/rollback-drill.js");
+    const { runRollbackDrill } = await import("../bench/rollback-drill/rollback-drill.js");
     const f = await runRollbackDrill({ outDir: args.out ?? `bench-results/${DRILL}`, quick: args.quick });
     return f.targets.met && f.targets.noFailedRequestByAnAct ? 0 : 1;
   }
   if (target === BATCH_DAY) {
     // Not a routing comparison either: it restarts the gateway mid-run. Loaded only here: it drives the
     // Batch API with the official openai client, which the package does not install.
-    const { runBatchDay } = await import("../bench/batch-day.js").catch((err: unknown) => {
+    const { runBatchDay } = await import("../bench/batch-day/batch-day.js").catch((err: unknown) => {
       if ((err as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && /'openai'/.test(String(err)))
         throw new Error(
           `${BATCH_DAY} drives the Batch API through the official openai client, which tokengate does not install: run \`npm install openai\` beside it first`,
@@ -210,7 +210,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     return t.noLostLines && t.noDuplicatedLines && t.jobsCompleted ? 0 : 1;
   }
   if (target === MULTI_REGION) {
-    const { runMultiRegion } = await import("../bench/multi-region.js");
+    const { runMultiRegion } = await import("../bench/multi-region/multi-region.js");
     const f = await runMultiRegion({
       outDir: args.out ?? `bench-results/${MULTI_REGION}`,
       quick: args.quick,

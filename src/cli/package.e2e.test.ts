@@ -23,7 +23,7 @@ const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as
  * Packages a shipped module may import without the package installing them: each only from the named
  * file, reached only on demand, and the command that needs it says what to install.
  */
-const ON_DEMAND: Record<string, string> = { openai: "dist/bench/batch-day-runs.js" };
+const ON_DEMAND: Record<string, string> = { openai: "dist/bench/batch-day/batch-day-runs.js" };
 
 /** Specifiers a compiled module imports: statements at the start of a line (tsc's output), and import("…"). */
 function importsOf(source: string): string[] {
