@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
-import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
+import { type Child, cpuSeconds, startInstantEngines, startTokengate } from "./child-process.js";
 import { runClosedLoop } from "./load.js";
 import { fixedRateClient } from "./overhead/overhead-client.js";
 import { startRedis } from "./redis-server.js";
@@ -108,12 +108,8 @@ export async function runBudgetBench(
   const children: Child[] = [];
   const redis = await startRedis();
   try {
-    const sim = await startTokengate(
-      ["sim", "--replicas", "2", "--port", "0", "--profile", "instant", "--model", MODEL],
-      /simulated replica\(s\)/,
-    );
+    const { child: sim, urls: engines } = await startInstantEngines(MODEL);
     children.push(sim);
-    const engines = [...new Set(sim.output().match(/http:\/\/[\d.]+:\d+/g) ?? [])];
     const stores: Store[] = ["none", "memory", "sqlite", "redis"];
     const gws = new Map<Store, { child: Child; url: string }>();
     for (const s of stores) {

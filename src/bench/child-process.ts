@@ -56,6 +56,18 @@ export function startTokengate(
   return startScript(MAIN, args, ready, timeoutMs, extras);
 }
 
+/** `tokengate sim` with `replicas` engines on the `instant` profile serving `model`, and their URLs. */
+export async function startInstantEngines(
+  model: string,
+  replicas = 2,
+): Promise<{ child: Child; urls: string[] }> {
+  const child = await startTokengate(
+    ["sim", "--replicas", String(replicas), "--port", "0", "--profile", "instant", "--model", model],
+    /simulated replica\(s\)/,
+  );
+  return { child, urls: [...new Set(child.output().match(/http:\/\/[\d.]+:\d+/g) ?? [])] };
+}
+
 /** Starts `node <script> <args>` likewise (the overhead benchmark's bare proxy). */
 export async function startScript(
   script: string,

@@ -17,13 +17,19 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Child, startScript, startTokengate } from "../child-process.js";
+import { type Child, startInstantEngines, startScript, startTokengate } from "../child-process.js";
 import { runClosedLoop } from "../load.js";
-import { writeOnePoolGateway } from "../one-pool-gateway.js";
 import { round } from "../stats.js";
 import { type CpuBreakdown, type CpuProfile, cpuBreakdown } from "./cpu-profile.js";
 import { fixedRateClient } from "./overhead-client.js";
-import { BARE_PROXY, CLIENT_CONNECTIONS, CONCURRENCY, MODEL, SMALL } from "./overhead-settings.js";
+import {
+  BARE_PROXY,
+  CLIENT_CONNECTIONS,
+  CONCURRENCY,
+  MODEL,
+  SMALL,
+  writeOverheadGateway,
+} from "./overhead-settings.js";
 
 export interface ProfiledPath {
   requests: number;
@@ -56,21 +62,9 @@ export async function runOverheadProfile(opts: {
   const tmp = mkdtempSync(join(tmpdir(), "tokengate-overhead-profile-"));
   const children: Child[] = [];
   try {
-    const sim = await startTokengate(
-      ["sim", "--replicas", "2", "--port", "0", "--profile", "instant", "--model", MODEL],
-      /simulated replica\(s\)/,
-    );
+    const { child: sim, urls: engines } = await startInstantEngines(MODEL);
     children.push(sim);
-    const engines = [...new Set(sim.output().match(/http:\/\/[\d.]+:\d+/g) ?? [])];
-    writeOnePoolGateway(tmp, {
-      name: "bench",
-      model: MODEL,
-      engines,
-      maxInputTokens: 100000,
-      maxQueueMs: 10000,
-      gatewaySpec:
-        "  timeouts: { connectMs: 1000, firstByteMs: 30000, idleMs: 30000, totalMs: 600000 }\n  retry: { maxAttempts: 2, budgetPercent: 10 }\n",
-    });
+    writeOverheadGateway(tmp, engines);
     const profDir = (name: string) => {
       const d = join(tmp, `prof-${name}`);
       mkdirSync(d);

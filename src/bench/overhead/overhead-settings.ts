@@ -1,6 +1,7 @@
 // Settings the overhead benchmark and its report share.
 
 import { fileURLToPath } from "node:url";
+import { writeOnePoolGateway } from "../one-pool-gateway.js";
 
 /** `bare-node`: the least a proxy on tokengate's stack does (bare-proxy.ts), the stack's own price. */
 export type PathName = "direct" | "tokengate" | "bare-node" | "nginx";
@@ -48,3 +49,16 @@ export const STREAM = JSON.stringify({
   stream: true,
   stream_options: { include_usage: true },
 });
+
+/** The gateway config every overhead run puts in front of `engines`: one pool, generous deadlines. */
+export function writeOverheadGateway(dir: string, engines: string[]): void {
+  writeOnePoolGateway(dir, {
+    name: "bench",
+    model: MODEL,
+    engines,
+    maxInputTokens: 100000,
+    maxQueueMs: 10000,
+    gatewaySpec:
+      "  timeouts: { connectMs: 1000, firstByteMs: 30000, idleMs: 30000, totalMs: 600000 }\n  retry: { maxAttempts: 2, budgetPercent: 10 }\n",
+  });
+}

@@ -11,13 +11,13 @@ import {
   type Child,
   cpuSeconds,
   pinTree,
+  startInstantEngines,
   startScript,
   startTokengate,
   treeCpuSeconds,
 } from "../child-process.js";
 import { runClosedLoop, timedRequest } from "../load.js";
 import { type RunningNginx, startNginx } from "../nginx.js";
-import { writeOnePoolGateway } from "../one-pool-gateway.js";
 import { round } from "../stats.js";
 import { makeAgent, streamCompletion } from "../stream-client.js";
 import { CLIENT_KIND } from "./overhead-client.js";
@@ -44,6 +44,7 @@ import {
   SLICE_WARMUP_MS,
   SLICES,
   SMALL,
+  writeOverheadGateway,
 } from "./overhead-settings.js";
 import { targets } from "./overhead-targets.js";
 
@@ -69,21 +70,9 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
   const children: Child[] = [];
   let nginx: RunningNginx | null = null;
   try {
-    const sim = await startTokengate(
-      ["sim", "--replicas", "2", "--port", "0", "--profile", "instant", "--model", MODEL],
-      /simulated replica\(s\)/,
-    );
+    const { child: sim, urls: engines } = await startInstantEngines(MODEL);
     children.push(sim);
-    const engines = [...new Set(sim.output().match(/http:\/\/[\d.]+:\d+/g) ?? [])];
-    writeOnePoolGateway(tmp, {
-      name: "bench",
-      model: MODEL,
-      engines,
-      maxInputTokens: 100000,
-      maxQueueMs: 10000,
-      gatewaySpec:
-        "  timeouts: { connectMs: 1000, firstByteMs: 30000, idleMs: 30000, totalMs: 600000 }\n  retry: { maxAttempts: 2, budgetPercent: 10 }\n",
-    });
+    writeOverheadGateway(tmp, engines);
     // Request logs are written (serialised, batched, flushed) as in production, to /dev/null.
     const gw = await startTokengate(
       ["gateway", "--config", tmp, "--port", "0", "--log", "/dev/null"],
