@@ -5,7 +5,9 @@ import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { ClientGone } from "../http/client-gone.js";
 import type { PickResult } from "../picker/framework/types.js";
 import { learnedPool } from "../testing/test-endpoint.js";
+import { LatencyWindow } from "./latency-window.js";
 import { LongPrefillGuard } from "./long-prefill.js";
+import { PauseGate } from "./pause-gate.js";
 import { RequestTicket } from "./request-ticket.js";
 
 /** What the picker would answer: `to`, missing `uncached` prompt tokens there. */
@@ -24,14 +26,18 @@ function pickOf(to: EndpointState, uncached: number): PickResult<EndpointState> 
   };
 }
 
-function ticket(eps: EndpointState[], tokens: number, opts: { bounds?: boolean; guard?: LongPrefillGuard }) {
+function ticket(
+  eps: EndpointState[],
+  tokens: number,
+  opts: { bounds?: boolean; guard?: LongPrefillGuard; gate?: PauseGate },
+) {
   return new RequestTicket({
     priority: 100,
     tenant: "t",
     cost: tokens,
     work: tokens,
     maxQueueMs: 1000,
-    gate: null,
+    gate: opts.gate ?? null,
     fallbackOptions: [],
     endpoints: eps,
     bounds: { ...DEFAULT_SATURATION, maxInflight: 1, enabled: opts.bounds ?? false },
@@ -127,5 +133,51 @@ describe("RequestTicket: engines idle while it was held", () => {
     const idle = t.heldWhileIdleMs ?? -1;
     assert.ok(idle >= 0 && idle <= Date.now() - releasedAt, `only between release and placement: ${idle} ms`);
     next.lease.release();
+  });
+});
+
+describe("RequestTicket: why it waited (gateway_queue_reason)", () => {
+  const gate = () =>
+    new PauseGate(
+      "quality-batch",
+      "summary-batch",
+      {
+        pool: "summary-online",
+        ttftP95MsGt: 60,
+        windowSeconds: 2,
+        resumeBelowMs: 60,
+        resumeAfterSeconds: 0,
+        minSamples: 3,
+        retryAfterSeconds: 900,
+      },
+      new LatencyWindow(2000, 64),
+    );
+
+  it("is the batch pause when it was paused as the request came", () => {
+    const g = gate();
+    const t = ticket(learnedPool(), 100, { gate: g });
+    t.heldBy = "saturated";
+    assert.equal(t.waitReason(1000, true), "paused");
+  });
+
+  it("is the batch pause when the pause began while it waited, though a try failed on room before", () => {
+    const g = gate();
+    const t = ticket(learnedPool(), 100, { gate: g });
+    t.heldBy = "saturated"; // queued as the pool was full...
+    g.paused = true; // ...then the pause held it, until it lifted
+    g.changedAt = 1500;
+    g.paused = false;
+    g.changedAt = 2500;
+    assert.equal(t.waitReason(1000, false), "paused");
+  });
+
+  it("is the last failed try's reason, or the queue's order, when no pause touched its wait", () => {
+    const g = gate();
+    g.changedAt = 500; // a pause that ended before it came
+    const t = ticket(learnedPool(), 100, { gate: g });
+    assert.equal(t.waitReason(1000, false), "queue_order");
+    t.heldBy = "saturated";
+    assert.equal(t.waitReason(1000, false), "saturated");
+    assert.equal(ticket(learnedPool(), 100, {}).waitReason(1000, false), "queue_order");
   });
 });

@@ -75,6 +75,16 @@ export class RequestTicket implements FlowTicket<Placement> {
    * request. Null until it has waited and been placed.
    */
   heldWhileIdleMs: number | null = null;
+
+  /**
+   * Why it waited, for the log's `gateway_queue_reason`: `paused` when its rule's batch pause held it (paused
+   * when it came, or paused at some point while it waited, `queuedAt` on performance.now()'s clock), else
+   * why the last try to place it failed, else its turn in the queue's order.
+   */
+  waitReason(queuedAt: number, pausedAtAdmit: boolean): QueueHold | "paused" | "queue_order" {
+    if (pausedAtAdmit || (this.gate !== null && this.gate.changedAt >= queuedAt)) return "paused";
+    return this.heldBy ?? "queue_order";
+  }
   private readonly init: RequestTicketInit;
   private readonly since = Date.now();
   /** Each candidate's idle ms when it started to wait; null: it has not waited. */

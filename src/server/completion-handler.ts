@@ -250,6 +250,7 @@ export async function queueForEndpoint(
     pickRequest: plan.pickRequest,
   });
   const pausedAtAdmit = ticket.gate?.paused === true;
+  const queuedAt = performance.now();
   const admitted = flow.admit(ticket);
   let placement: Placement;
   if (admitted instanceof Promise) {
@@ -259,8 +260,7 @@ export async function queueForEndpoint(
       rec.queueLeftAt = performance.now();
       throw err;
     } finally {
-      // It waited: for the last reason a try to place it failed, else its class's pause or its turn.
-      rec.queueReason = ticket.heldBy ?? (pausedAtAdmit ? "paused" : "queue_order");
+      rec.queueReason = ticket.waitReason(queuedAt, pausedAtAdmit);
       rec.heldWhileIdleMs = ticket.heldWhileIdleMs;
     }
   } else {
