@@ -11,7 +11,7 @@ import type { RouterName, Scenario } from "../bench/scenarios/scenario.js";
 import { traceScenario } from "../bench/scenarios/trace-replay.js";
 import type { TraceRequest } from "../bench/trace.js";
 import { isTraceFile, readTraceFile } from "../bench/trace-formats/read-trace.js";
-import { renderVirtual, virtualRows } from "../bench/virtual-report.js";
+import { renderVirtual, virtualRows } from "../bench/virtual/virtual-report.js";
 import { PEER_ALGORITHMS } from "../picker/peers/peer-algorithm.js";
 import { loadFleetFile } from "../sim/fleet.js";
 import { intFlag, numberFlag, parseFlags, textFlag, UsageError, usageFailure } from "./args.js";

@@ -1,6 +1,6 @@
 // Every router on every workload of a generated family, in virtual time (`tokengate bench --family N`):
 // nginx's two load-aware balancers, tokengate's picker and the peers' algorithms (each the gateway's own
-// EndpointState and pickEndpoint, virtual-gateway.ts; tokengate with its gateway queue), on the
+// EndpointState and pickEndpoint, virtual/virtual-gateway.ts; tokengate with its gateway queue), on the
 // workload's engines with the simulator's scheduler and step law. Seconds per workload, so a change is
 // judged on dozens of workloads it was never tuned on. Left out: the HTTP hop and the gateway's CPU
 // (`--real` keeps them), and prefix-sticky (its consistent hash needs the HTTP path).
@@ -9,9 +9,9 @@ import { DEFAULT_SATURATION } from "../../config/saturation-bounds.js";
 import { parseEndpointPickerConfig } from "../../picker/config/endpoint-picker-config.js";
 import { makeEngineConfig } from "../../sim/engine-config.js";
 import { percentile } from "../stats.js";
-import { runVirtual, type VirtualPolicy, type VirtualRequest } from "../virtual-fleet.js";
-import { virtualGateway } from "../virtual-gateway.js";
-import { leastRequest, roundRobin } from "../virtual-policies.js";
+import { runVirtual, type VirtualPolicy, type VirtualRequest } from "../virtual/virtual-fleet.js";
+import { virtualGateway } from "../virtual/virtual-gateway.js";
+import { leastRequest, roundRobin } from "../virtual/virtual-policies.js";
 import type { FamilyWorkload } from "./generate.js";
 
 /** The routers a family runs in virtual time, tokengate first. */

@@ -3,8 +3,8 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { makeEngineConfig } from "../../sim/engine-config.js";
 import { formatTrace, parseTraceLines, type TraceRequest } from "../trace.js";
-import { runVirtual } from "../virtual-fleet.js";
-import { roundRobin } from "../virtual-policies.js";
+import { runVirtual } from "../virtual/virtual-fleet.js";
+import { roundRobin } from "../virtual/virtual-policies.js";
 import { parseHashIdsJsonl } from "./hash-ids-jsonl.js";
 
 const SAMPLE = "src/testing/fixtures/traces/mooncake-sample.jsonl";

@@ -7,20 +7,20 @@
 // queue's order; not the queue deadline nor the long-prefill guard); what it leaves out is the HTTP hop
 // and the gateway's own CPU, which the runs over HTTP (`--real`) keep.
 
-import type { SaturationBounds } from "../config/saturation-bounds.js";
-import { EndpointState } from "../endpoints/endpoint-state.js";
-import type { Lease } from "../endpoints/lease.js";
-import { FairQueue, type QueueEntry } from "../flow/fair-queue.js";
-import { placeable } from "../flow/saturation.js";
-import type { EndpointPickerConfig } from "../picker/config/endpoint-picker-config.js";
-import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
-import type { PickRequest } from "../picker/framework/types.js";
-import { PEERS_READING_TEXT } from "../picker/peers/peer-algorithm.js";
-import { buildPickerProfile, createPrefixIndex } from "../picker/picker-profile.js";
-import { chainSalt, hashBlock } from "../sim/block-hash.js";
-import type { EngineConfig } from "../sim/engine-config.js";
+import type { SaturationBounds } from "../../config/saturation-bounds.js";
+import { EndpointState } from "../../endpoints/endpoint-state.js";
+import type { Lease } from "../../endpoints/lease.js";
+import { FairQueue, type QueueEntry } from "../../flow/fair-queue.js";
+import { placeable } from "../../flow/saturation.js";
+import type { EndpointPickerConfig } from "../../picker/config/endpoint-picker-config.js";
+import { pickEndpoint } from "../../picker/framework/pick-endpoint.js";
+import type { PickRequest } from "../../picker/framework/types.js";
+import { PEERS_READING_TEXT } from "../../picker/peers/peer-algorithm.js";
+import { buildPickerProfile, createPrefixIndex } from "../../picker/picker-profile.js";
+import { chainSalt, hashBlock } from "../../sim/block-hash.js";
+import type { EngineConfig } from "../../sim/engine-config.js";
+import { randomStream } from "../workload/distributions.js";
 import type { VirtualEngineView, VirtualPolicy, VirtualRequest } from "./virtual-fleet.js";
-import { randomStream } from "./workload/distributions.js";
 
 export interface VirtualGatewayOptions {
   /** How often the engines are scraped, ms (the bench's pools scrape every 100 ms). */

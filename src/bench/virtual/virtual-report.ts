@@ -3,10 +3,10 @@
 // figure's ratio to least-request. It bounds what any router can reach on a workload: if the ideal
 // policy with exact knowledge cannot get a target, no real one will.
 
-import { makeEngineConfig } from "../sim/engine-config.js";
-import { mdTable } from "./report/md-table.js";
-import type { ShippedScenario } from "./scenarios/shipped.js";
-import { percentile } from "./stats.js";
+import { makeEngineConfig } from "../../sim/engine-config.js";
+import { mdTable } from "../report/md-table.js";
+import type { ShippedScenario } from "../scenarios/shipped.js";
+import { percentile } from "../stats.js";
 import { runVirtual, type VirtualPolicy, type VirtualRequest } from "./virtual-fleet.js";
 import { leastRequest, predictedTtft, QUEUE_ORDERS, roundRobin } from "./virtual-policies.js";
 

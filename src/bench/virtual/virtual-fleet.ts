@@ -5,19 +5,19 @@
 // router could reach on these engines. What it leaves out: the network, the gateway's own CPU, LoRA,
 // multi-turn sessions' closed loop (each turn arrives at its t_ms) and the engines' metric scrapes.
 
-import type { EngineConfig } from "../sim/engine-config.js";
-import { EngineRequest, type RequestSink } from "../sim/engine-request.js";
-import { KvCache } from "../sim/kv-cache.js";
-import { LoraSlots } from "../sim/lora-slots.js";
-import { hashString } from "../sim/rng.js";
+import type { EngineConfig } from "../../sim/engine-config.js";
+import { EngineRequest, type RequestSink } from "../../sim/engine-request.js";
+import { KvCache } from "../../sim/kv-cache.js";
+import { LoraSlots } from "../../sim/lora-slots.js";
+import { hashString } from "../../sim/rng.js";
 import {
   type SchedulerConfig,
   type StepBatch,
   schedulerConfig,
   scheduleStep,
   stepDurationUs,
-} from "../sim/scheduler.js";
-import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "./trace.js";
+} from "../../sim/scheduler.js";
+import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "../trace.js";
 
 /** One request's life in the model, in ms from the run's start. */
 export interface VirtualRequest {
