@@ -5,17 +5,13 @@
 // for the requests this gateway sent.
 //
 // From that, a predicted time to first token per candidate, learned online per engine rather than only
-// configured: TTFT ≈ w₀ + w₁·P + w₂·D + w₃·P·D, with P the prefill tokens ahead plus the request's own
-// uncached ones (thousands) and D the sequences decoding (hundreds). That is the shape of a chunked-
-// prefill step (β₀ + β₁·prefill tokens + β₂·decode tokens, a token budget per step shared with the
-// decodes): prefill time grows with P, and each step is slower, and carries fewer prefill tokens, as D
-// grows. Fitted by recursive least squares with forgetting (online-linear.ts) from each streamed
-// request's own TTFT against the load it was dispatched into, so a slower or busier engine is seen as
-// such. Decode speed (time per output token against D) is learned the same way.
+// configured (ranking-fit.ts, the picker's ranking value; averaged over the pool's learned engines here),
+// and the engine's step schedule (step-law.ts, the estimate the log records). Decode speed (time per
+// output token against the sequences decoding) is learned the same way.
 
-import { ChangeWatch } from "./change-watch.js";
 import { OnlineLinear } from "./online-linear.js";
 import { type ClaimHolder, PrefillClaim } from "./prefill-claim.js";
+import { RankingFit } from "./ranking-fit.js";
 import { StepLaw, type StepLawWeights, type StepSchedule, scheduleSteps } from "./step-law.js";
 
 /** The cost model's prior, used until an engine's own requests have taught it better. */
@@ -45,17 +41,8 @@ export const DEFAULT_PREFILL_PRIOR: PrefillPrior = {
   stepTokens: 8192,
 };
 
-/** Observations after which the learned fit is trusted over the prior for predictions. */
-const WARM_OBSERVATIONS = 8;
+/** Forgetting of the decode-speed fit. */
 const FORGETTING = 0.98;
-/**
- * First tokens in a row the fit missed by more than CHANGE_ERROR on the same side, after which it
- * takes the engine to have changed (throttled, a neighbour on the GPU, a new profile) and relearns at
- * the speed it learned at first instead of forgetting at λ (at 0.98, a 4× slowdown was still learned
- * as 2.9× sixty requests later).
- */
-const CHANGE_RUN = 5;
-const CHANGE_ERROR = 0.3;
 /**
  * Prior ms per 100 decode tokens in a step, until first tokens teach the step law: the BLIS fit of
  * Llama-3.1-8B on an H100 (6 µs a decode token) that the simulator's profile uses.
@@ -81,7 +68,8 @@ export class PrefillLoad implements ClaimHolder {
   decoding = 0;
   /** Running average of a request's uncached tokens here (for the ones only a scrape shows). */
   meanTokens = 0;
-  private readonly ttft: OnlineLinear;
+  /** The engine's own TTFT fit: the picker's ranking value (ranking-fit.ts). */
+  readonly fit: RankingFit;
   /** The engine's step law, learned from first tokens: what the recorded estimate rests on. */
   readonly stepLaw: StepLaw;
   private readonly tpot: OnlineLinear;
@@ -89,7 +77,6 @@ export class PrefillLoad implements ClaimHolder {
   /** Non-streaming claims still counted as prefill, and the earliest time one of them leaves it. */
   private assumed: PrefillClaim[] = [];
   private nextAssumedEnd = Number.POSITIVE_INFINITY;
-  private readonly x = new Float64Array(4);
   private readonly stepMean = new Float64Array(3);
   /** Streams still waiting for their first token, oldest first (a Set keeps insertion order). */
   private readonly waitingStreams = new Set<PrefillClaim>();
@@ -105,7 +92,6 @@ export class PrefillLoad implements ClaimHolder {
   private lastPrefillEnd = Number.NEGATIVE_INFINITY;
   /** When the engine's API server is through with the requests sent here so far (frontendWaitMs). */
   private frontendFreeAt = Number.NEGATIVE_INFINITY;
-  private readonly change = new ChangeWatch(CHANGE_RUN, CHANGE_ERROR);
   /**
    * The engines of its pool (itself among them), whose learned fits stand in for its own until it has
    * learned; set by the pool each generation.
@@ -115,11 +101,7 @@ export class PrefillLoad implements ClaimHolder {
   constructor(prior: PrefillPrior = DEFAULT_PREFILL_PRIOR, now = Date.now()) {
     this.prior = prior;
     this.idleFrom = now;
-    this.ttft = new OnlineLinear({
-      prior: [prior.baseMs, prior.prefillMsPerToken * 1000, 0, 0],
-      forgetting: FORGETTING,
-      priorVariance: 1e4,
-    });
+    this.fit = new RankingFit({ baseMs: prior.baseMs, msPerKToken: prior.prefillMsPerToken * 1000 });
     this.tpot = new OnlineLinear({ prior: [10, 5], forgetting: FORGETTING, priorVariance: 1e3 });
     this.stepLaw = new StepLaw([
       Math.max(1, prior.baseMs - prior.frontendMsPerRequest),
@@ -322,9 +304,9 @@ export class PrefillLoad implements ClaimHolder {
    * stayed on the prior, its queue P95 59 ms against 15 ms on the others.
    */
   predictAt(p: number, d: number): number {
-    if (this.learned) return this.predictLearned(p, d);
+    if (this.learned) return this.fit.predict(p, d);
     return this.fromPeers(
-      (fit) => fit.predictLearned(p, d),
+      (fit) => fit.predict(p, d),
       () => this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken,
     );
   }
@@ -335,12 +317,12 @@ export class PrefillLoad implements ClaimHolder {
     let n = 0;
     for (const peer of this.peers) {
       if (!peer.learned) continue;
-      sum += peer.predictLearned(p, d);
+      sum += peer.fit.predict(p, d);
       n++;
     }
     if (n > 0) return sum / n;
     return this.learned
-      ? this.predictLearned(p, d)
+      ? this.fit.predict(p, d)
       : this.prior.baseMs + p * 1000 * this.prior.prefillMsPerToken;
   }
 
@@ -369,7 +351,7 @@ export class PrefillLoad implements ClaimHolder {
     let n = 0;
     for (const peer of this.peers) {
       if (!peer.learned) continue;
-      sum += peer.learnedSlope(d);
+      sum += peer.fit.slope(d);
       n++;
     }
     return n > 0 ? sum / n : this.slopeAt(d);
@@ -377,39 +359,23 @@ export class PrefillLoad implements ClaimHolder {
 
   /** Ms per 1,000 prefill tokens at D hundred decoding, from the same fit `predictAt` uses. */
   private slopeAt(d: number): number {
-    if (this.learned) return this.learnedSlope(d);
+    if (this.learned) return this.fit.slope(d);
     return this.fromPeers(
-      (fit) => fit.learnedSlope(d),
+      (fit) => fit.slope(d),
       () => 1000 * this.prior.prefillMsPerToken,
     );
   }
 
   /** For an engine not yet learned: the mean of `read` over its learned peers' fits, else the prior. */
-  private fromPeers(read: (fit: PrefillLoad) => number, prior: () => number): number {
+  private fromPeers(read: (fit: RankingFit) => number, prior: () => number): number {
     let sum = 0;
     let n = 0;
     for (const peer of this.peers) {
       if (peer === this || !peer.learned) continue;
-      sum += read(peer);
+      sum += read(peer.fit);
       n++;
     }
     return n > 0 ? sum / n : prior();
-  }
-
-  /**
-   * The engine's own fit's slope in P. The fit as it is (clamping a coefficient it found negative
-   * biased every prediction upward, ~20 ms in multi-lora), except that more prefill ahead never
-   * predicts less: the slope is kept ≥ 0.
-   */
-  private learnedSlope(d: number): number {
-    const w = this.ttft.weights;
-    return Math.max(0, w[1]! + w[3]! * d);
-  }
-
-  /** The engine's own fit's prediction (it must be learned). */
-  private predictLearned(p: number, d: number): number {
-    const w = this.ttft.weights;
-    return Math.max(1, w[0]! + w[2]! * d + this.learnedSlope(d) * p);
   }
 
   /**
@@ -503,14 +469,8 @@ export class PrefillLoad implements ClaimHolder {
     c.decodingAtFirst = this.decoding;
     this.decoding++;
     if (observed) {
-      const x = this.x;
-      x[0] = 1;
-      x[1] = c.p;
-      x[2] = c.d;
-      x[3] = c.p * c.d;
       const actual = c.firstTokenAt - c.startedAt;
-      if (this.learned && this.change.changed(actual, this.predictAt(c.p, c.d))) this.ttft.doubt();
-      this.ttft.observe(x, actual);
+      this.fit.observe(c.p, c.d, actual, () => this.predictAt(c.p, c.d));
       this.stepLaw.observe(c.schedule, actual);
     }
   }
@@ -525,9 +485,7 @@ export class PrefillLoad implements ClaimHolder {
 
   /** Learned ms per 1,000 prefill tokens on an engine with nothing decoding (the prior until warm). */
   prefillMsPerKToken(): number {
-    return this.ttft.observations < WARM_OBSERVATIONS
-      ? this.prior.prefillMsPerToken * 1000
-      : Math.max(0, this.ttft.weights[1]!);
+    return this.fit.msPerKToken();
   }
 
   /** Learned ms per output token at the current decode load; null until a stream taught it. */
@@ -561,7 +519,7 @@ export class PrefillLoad implements ClaimHolder {
 
   /** TTFT observations the fit rests on. */
   get observations(): number {
-    return this.ttft.observations;
+    return this.fit.observations;
   }
 
   /**
@@ -569,7 +527,7 @@ export class PrefillLoad implements ClaimHolder {
    * configured prior's, good for ranking endpoints but not for holding traffic back.
    */
   get learned(): boolean {
-    return this.ttft.observations >= WARM_OBSERVATIONS;
+    return this.fit.learned;
   }
 
   /** Moves non-streaming claims past their assumed prefill end to decode. */
