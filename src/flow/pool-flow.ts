@@ -100,11 +100,15 @@ export class PoolFlow<P> {
     this.settings = settings;
     this.longPrefill.settings = settings.longPrefill;
     this.rivals.length = 0;
+    this.longPrefill.rivals.length = 0;
   }
 
   /** `pool`, of higher priority, dispatches to some of the same engines. */
   addRival(pool: PoolFlow<P>): void {
-    if (pool !== this && !this.rivals.includes(pool)) this.rivals.push(pool);
+    if (pool === this || this.rivals.includes(pool)) return;
+    this.rivals.push(pool);
+    this.longPrefill.rivals.push(pool.longPrefill);
+    pool.longPrefill.watched = true;
   }
 
   get depth(): number {

@@ -50,6 +50,28 @@ function ticket(
 }
 
 describe("RequestTicket: why a try to place it failed", () => {
+  it("keeps endpoints for a higher-priority pool counting those this pool's bounds leave out", () => {
+    const eps = learnedPool();
+    const live = new LongPrefillGuard();
+    live.watched = true;
+    const now = Date.now();
+    for (let i = 0; i < 10; i++) live.holds(eps, eps[3]!, 2000, now - i * 100);
+    const batch = new LongPrefillGuard();
+    batch.rivals.push(live);
+    // Three endpoints prefill long prompts and are over this pool's bound (one in flight): only the
+    // fourth is within it, and it is the one kept for the live pool.
+    const busy = [0, 1, 2].map((i) => eps[i]!.acquire(40_000, { uncached: 40_000, stream: false }, now));
+    const t = ticket(eps, 40_000, { bounds: true, guard: batch });
+    assert.equal(t.place(), null);
+    assert.equal(t.heldBy, "long_prefill");
+    assert.match(
+      t.heldLong ?? "",
+      /3 of 4 endpoints prefill a long prompt, 1 kept for higher-priority pools/,
+    );
+    for (const l of busy) l.release();
+    for (const e of eps) assert.equal(e.inflightRequests, 0, "nothing held after");
+  });
+
   it("names the long-prefill guard's hold, and keeps the reason once placed", () => {
     const eps = learnedPool();
     const guard = new LongPrefillGuard({ minPrefillMs: 150, shortReserve: 0.25 });

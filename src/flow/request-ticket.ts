@@ -155,7 +155,7 @@ export class RequestTicket implements FlowTicket<Placement> {
     const guard = this.init.longPrefill;
     this.heldLong =
       soft && guard && pick.endpoint
-        ? guard.holds(roomy, pick.endpoint, pick.uncachedTokens ?? 0, Date.now())
+        ? guard.holds(endpoints, pick.endpoint, pick.uncachedTokens ?? 0, Date.now())
         : null;
     const placed =
       this.heldLong === null
