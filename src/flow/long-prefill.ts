@@ -64,7 +64,8 @@ export class LongPrefillGuard {
     const judges = own !== null || this.rivals.length > 0;
     if (!judges && !this.watched) return null;
     // Until the engine's fit is learned: its learned peers' slope, else the cost model's prior (0.1 ms
-    // per token by default, slower than the GPUs it meets), so a cold gateway leans towards the higher-priority pool.
+    // per token by default, slower than the GPUs it meets), so a cold gateway leans towards the
+    // higher-priority pool.
     const learned = chosen.prefill.learned;
     const ms = chosen.prefill.ownPrefillMs(uncached);
     if (!judges || (!learned && this.rivals.length === 0)) return this.goes(ms, now);
