@@ -4,14 +4,26 @@
 
 import type { StepSchedule } from "./step-law.js";
 
+/** An engine's running totals, as this gateway counts them: what differences of two tell. */
+export interface EngineProgress {
+  /** Sequence-milliseconds decoding: the integral over time of the sequences decoding. */
+  readonly decodeSeqMs: number;
+  /** Prompt tokens that have left prefill. */
+  readonly prefillTokens: number;
+  /** Requests sent for an adapter the engine likely did not hold: each loads it, lengthening a step. */
+  readonly adapterLoads: number;
+}
+
+const NO_PROGRESS: EngineProgress = { decodeSeqMs: 0, prefillTokens: 0, adapterLoads: 0 };
+
 /** What a claim tells the prefill view that holds it. */
 export interface ClaimHolder {
   /** Prefill is over for `c` at `now`: its first token when `observed`, else its end or assumed end. */
   leavePrefill(c: PrefillClaim, observed: boolean, now: number): void;
-  /** A claim that had left prefill ended: one sequence fewer decoding. */
-  leaveDecode(): void;
-  /** A stream's time per output token, with the sequences decoding when it got its first token. */
-  observeDecode(decodingAtFirst: number, tpotMs: number): void;
+  /** A claim that had left prefill ended at `now`: one sequence fewer decoding. */
+  leaveDecode(c: PrefillClaim, now: number): void;
+  /** A stream that saw a first token ended with `outputTokens`: its decode teaches the fits. */
+  observeDecode(c: PrefillClaim, outputTokens: number): void;
 }
 
 /** What the prefill view knew of the request when it was dispatched. */
@@ -41,6 +53,12 @@ export class PrefillClaim implements ClaimInit {
   endedAt = Number.NaN;
   /** Sequences decoding on the engine when this one got its first token (for the decode fit). */
   decodingAtFirst = 0;
+  /**
+   * The engine's running totals (PrefillLoad.progress) when this one left prefill and when it ended:
+   * what the engine computed while it decoded, for the step law.
+   */
+  progressAtFirst: EngineProgress = NO_PROGRESS;
+  progressAtEnd: EngineProgress = NO_PROGRESS;
   readonly tokens: number;
   readonly startedAt: number;
   readonly predictedMs: number;
@@ -79,13 +97,12 @@ export class PrefillClaim implements ClaimInit {
     if (this.stage === "prefill") this.holder.leavePrefill(this, false, now);
     this.stage = "done";
     this.endedAt = now;
-    this.holder.leaveDecode();
+    this.holder.leaveDecode(this, now);
   }
 
-  /** After `end`: the output token count, for the decode-speed fit (streams that saw a first token). */
+  /** After `end`: the output token count, for the decode fits (streams that saw a first token). */
   reportOutput(outputTokens: number): void {
     if (this.stage !== "done" || !Number.isFinite(this.firstTokenAt) || outputTokens < 2) return;
-    const tpot = (this.endedAt - this.firstTokenAt) / (outputTokens - 1);
-    this.holder.observeDecode(this.decodingAtFirst, tpot);
+    this.holder.observeDecode(this, outputTokens);
   }
 }

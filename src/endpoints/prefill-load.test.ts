@@ -327,4 +327,63 @@ describe("the recorded estimate (the step law's schedule)", () => {
     assert.equal(c.schedule.steps, 1);
     c.end(t + 1);
   });
+
+  it("a stream's decode tells the step law its steps, the prompts computed and the decodes meanwhile", () => {
+    const load = new PrefillLoad(undefined, 0);
+    const seen: number[][] = [];
+    load.stepLaw.observeSteps = (...args: number[]) => void seen.push(args);
+    const a = load.begin(1000, true, 0, null);
+    a.firstToken(50);
+    const b = load.begin(2000, true, 60, null);
+    b.firstToken(100);
+    // a decodes 50 → 250 ms: alone for 50 ms, beside b for 150: 1.75 sequences on average.
+    a.end(250);
+    a.reportOutput(21);
+    assert.deepEqual(seen, [[20, 2, (20 * 1.75) / 100, 200]]);
+    // A non-streamed request taken out of prefill at an assumed time already past: no time runs back.
+    load.begin(10, false, 260, null);
+    b.end(100_000);
+    b.reportOutput(1001);
+    const [steps, prefillK, decodeH = 0, ms] = seen[1]!;
+    assert.equal(steps, 1000);
+    assert.equal(prefillK, 0.01, "the request not streamed left prefill meanwhile");
+    assert.equal(ms, 99_900);
+    // Beside a for 150 ms, then beside the request not streamed: nearly 2 sequences throughout.
+    assert.ok(decodeH > 19 && decodeH < 20.01, `decodes ${decodeH * 100} over 1,000 steps`);
+  });
+
+  it("a decode during which an adapter was likely loaded teaches the step law nothing", () => {
+    const load = new PrefillLoad(undefined, 0);
+    let calls = 0;
+    load.stepLaw.observeSteps = () => void calls++;
+    const held = new Set(["warm"]);
+    const lora = (adapter: string) => ({ adapter, skipped: (a: string) => !held.has(a) });
+    const a = load.begin(500, true, 0, null, lora("warm"));
+    a.firstToken(40);
+    // Sent for an adapter not held: the engine loads it, and a's steps wait for that.
+    load.begin(500, true, 50, null, lora("cold"));
+    a.end(400);
+    a.reportOutput(30);
+    assert.equal(calls, 0);
+    assert.ok(load.tpotMs() !== null, "the decode-speed fit still learns from it");
+    const b = load.begin(500, true, 500, null, lora("warm"));
+    b.firstToken(540);
+    b.end(900);
+    b.reportOutput(30);
+    assert.equal(calls, 1, "a decode without a load does");
+  });
+
+  it("a response not streamed, or of one token, teaches no decode", () => {
+    const load = new PrefillLoad(undefined, 0);
+    let calls = 0;
+    load.stepLaw.observeSteps = () => void calls++;
+    const quiet = load.begin(500, false, 0, null);
+    quiet.end(400);
+    quiet.reportOutput(50);
+    const one = load.begin(500, true, 500, null);
+    one.firstToken(520);
+    one.end(521);
+    one.reportOutput(1);
+    assert.equal(calls, 0);
+  });
 });

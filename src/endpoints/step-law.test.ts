@@ -91,6 +91,49 @@ describe("StepLaw", () => {
     assert.ok(StepLaw.estimateMs(s, odd) > s.waitMs);
   });
 
+  it("learns the per-step and decode costs from streams' decodes, which first tokens alone hardly tell", () => {
+    // First tokens on an idle engine: one step each, nearly all prompt. Steps and prompt tokens are
+    // what they vary in; the decode term and the step's own cost are hardly apart.
+    const w = [5.75, 17.25, 0.6];
+    let x = 3;
+    const rnd = () => {
+      x = (x * 16807) % 2147483647;
+      return x / 2147483647;
+    };
+    const teachFirst = (law: StepLaw) => {
+      const s = scheduleSteps(0, 200 + rnd() * 4000, Math.floor(rnd() * 8), 10, 8192, w);
+      law.observe(s, StepLaw.estimateMs(s, w) * (0.85 + 0.3 * rnd()));
+    };
+    const law = new StepLaw([10, 100, 0.6]);
+    const both = new StepLaw([10, 100, 0.6]);
+    for (let i = 0; i < 200; i++) {
+      teachFirst(law);
+      teachFirst(both);
+      // A stream's decode: 50–500 steps beside 10–250 sequences, a few prompts computed meanwhile.
+      const steps = 50 + Math.floor(rnd() * 450);
+      const decodeH = (steps * (10 + rnd() * 240)) / 100;
+      const prefillK = rnd() * 20;
+      const ms = steps * w[0]! + prefillK * w[1]! + decodeH * w[2]!;
+      both.observeSteps(steps, prefillK, decodeH, ms * (0.95 + 0.1 * rnd()));
+    }
+    // A decode-only step beside 200 sequences: 5.75 + 1.2 ms.
+    const step = (v: ArrayLike<number>) => v[0]! + 2 * v[2]!;
+    const err = (v: ArrayLike<number>) => Math.abs(step(v) / step(w) - 1);
+    assert.ok(err(both.weights) < 0.05, `with decodes: ${Array.from(both.weights)}`);
+    assert.ok(err(both.weights) < err(law.weights), `first tokens alone: ${Array.from(law.weights)}`);
+    // And the prompt's cost stays what first tokens taught.
+    assert.ok(Math.abs(both.weights[1]! / w[1]! - 1) < 0.1, `per 1,000 prompt tokens ${both.weights[1]}`);
+  });
+
+  it("ignores a decode of no steps or no time", () => {
+    const law = new StepLaw([10, 100, 0.6]);
+    const before = Array.from(law.weights);
+    law.observeSteps(0, 1, 1, 100);
+    law.observeSteps(10, 1, 1, 0);
+    law.observeSteps(10, 1, 1, Number.NaN);
+    assert.deepEqual(Array.from(law.weights), before);
+  });
+
   it("ignores a first token with no time", () => {
     const law = new StepLaw([10, 100, 0.6]);
     const before = Array.from(law.weights);

@@ -162,7 +162,9 @@ export function virtualGateway(
       leases.get(v)?.firstToken(nowMs);
     },
     finished(v, nowMs) {
-      leases.get(v)?.release(nowMs);
+      const lease = leases.get(v);
+      lease?.release(nowMs);
+      lease?.prefill?.reportOutput(v.trace.max_tokens);
       leases.delete(v);
     },
     scrape(engines, nowMs) {
