@@ -2,19 +2,8 @@
 // stream the first token moves it from prefill to decode; a non-streaming request shows no first token,
 // so it is taken to have left prefill at its estimated TTFT (the step law's, estimatedMs).
 
+import { type EngineProgress, NO_PROGRESS } from "./engine-progress.js";
 import type { StepSchedule } from "./step-law.js";
-
-/** An engine's running totals, as this gateway counts them: what differences of two tell. */
-export interface EngineProgress {
-  /** Sequence-milliseconds decoding: the integral over time of the sequences decoding. */
-  readonly decodeSeqMs: number;
-  /** Prompt tokens that have left prefill. */
-  readonly prefillTokens: number;
-  /** Requests sent for an adapter the engine likely did not hold: each loads it, lengthening a step. */
-  readonly adapterLoads: number;
-}
-
-const NO_PROGRESS: EngineProgress = { decodeSeqMs: 0, prefillTokens: 0, adapterLoads: 0 };
 
 /** What a claim tells the prefill view that holds it. */
 export interface ClaimHolder {
@@ -54,7 +43,7 @@ export class PrefillClaim implements ClaimInit {
   /** Sequences decoding on the engine when this one got its first token (for the decode fit). */
   decodingAtFirst = 0;
   /**
-   * The engine's running totals (PrefillLoad.progress) when this one left prefill and when it ended:
+   * The engine's running totals (engine-progress.ts) when this one left prefill and when it ended:
    * what the engine computed while it decoded, for the step law.
    */
   progressAtFirst: EngineProgress = NO_PROGRESS;

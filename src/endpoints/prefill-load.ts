@@ -9,8 +9,9 @@
 // and the engine's step schedule (step-law.ts, the estimate the log records). Decode speed (time per
 // output token against the sequences decoding) is learned the same way.
 
+import { decodeSteps, EngineTotals } from "./engine-progress.js";
 import { OnlineLinear } from "./online-linear.js";
-import { type ClaimHolder, type EngineProgress, PrefillClaim } from "./prefill-claim.js";
+import { type ClaimHolder, PrefillClaim } from "./prefill-claim.js";
 import { RankingFit } from "./ranking-fit.js";
 import { StepLaw, type StepLawWeights, type StepSchedule, scheduleSteps } from "./step-law.js";
 
@@ -92,13 +93,8 @@ export class PrefillLoad implements ClaimHolder {
   private lastPrefillEnd = Number.NEGATIVE_INFINITY;
   /** When the engine's API server is through with the requests sent here so far (frontendWaitMs). */
   private frontendFreeAt = Number.NEGATIVE_INFINITY;
-  /** Sequence-ms decoding here so far, up to `decodeSeqAt` (progress). */
-  private decodeSeqMs = 0;
-  private decodeSeqAt = Number.NEGATIVE_INFINITY;
-  /** Prompt tokens that have left prefill here so far (progress). */
-  private prefillDone = 0;
-  /** Requests sent here so far for an adapter it likely did not hold (progress). */
-  private adapterLoads = 0;
+  /** What the engine has computed so far, as counted here: what a stream's decode is read against. */
+  private readonly totals = new EngineTotals();
   /**
    * The engines of its pool (itself among them), whose learned fits stand in for its own until it has
    * learned; set by the pool each generation.
@@ -445,7 +441,7 @@ export class PrefillLoad implements ClaimHolder {
     });
     if (stream) this.waitingStreams.add(claim);
     this.inPrefill.add(claim);
-    if (lora.adapter !== null && lora.skipped(lora.adapter)) this.adapterLoads++;
+    if (lora.adapter !== null && lora.skipped(lora.adapter)) this.totals.adapterLoad();
     this.frontendFreeAt = Math.max(now, this.frontendFreeAt) + this.prior.frontendMsPerRequest;
     this.pendingTokens += tokens;
     if (this.pendingRequests++ === 0 && !Number.isNaN(this.idleFrom)) {
@@ -475,9 +471,9 @@ export class PrefillLoad implements ClaimHolder {
     this.inPrefill.delete(c);
     c.stage = "decode";
     c.decodingAtFirst = this.decoding;
-    this.prefillDone += c.tokens;
+    this.totals.leftPrefill(c.tokens);
     this.setDecoding(this.decoding + 1, now);
-    c.progressAtFirst = this.progress();
+    c.progressAtFirst = this.totals.snapshot();
     if (observed) {
       const actual = c.firstTokenAt - c.startedAt;
       this.fit.observe(c.p, c.d, actual, () => this.predictAt(c.p, c.d));
@@ -488,52 +484,25 @@ export class PrefillLoad implements ClaimHolder {
   leaveDecode(c: PrefillClaim, now: number): void {
     if (now >= this.nextAssumedEnd) this.sweep(now);
     this.setDecoding(this.decoding, now);
-    c.progressAtEnd = this.progress();
+    c.progressAtEnd = this.totals.snapshot();
     this.setDecoding(Math.max(0, this.decoding - 1), now);
   }
 
   /**
    * A stream's decode: its time per output token for the decode-speed fit, and its steps for the step
-   * law. Between its first token and its end the engine ran one step per output token but the first,
-   * each decoding every sequence then running (the mean of them over that time, as counted here) and
-   * computing the prompt tokens that left prefill meanwhile. Not when an adapter was likely loaded
-   * meanwhile: a load stalls a step for as long as it takes (the law has no term for it), and in
-   * multi-lora (100 ms loads, two slots for eight adapters) such decodes, counted at a first token's
-   * weight, taught the law a step twice as slow as first tokens showed (prediction error P90 43–51% →
-   * 59–60% over two quick rounds).
+   * law (engine-progress.ts).
    */
   observeDecode(c: PrefillClaim, outputTokens: number): void {
     const ms = c.endedAt - c.firstTokenAt;
-    const steps = outputTokens - 1;
-    if (!(ms > 0) || steps < 1) return;
-    this.tpot.observe([1, c.decodingAtFirst / 100], ms / steps);
-    const a = c.progressAtFirst;
-    const b = c.progressAtEnd;
-    if (b.adapterLoads !== a.adapterLoads) return;
-    const meanDecoding = (b.decodeSeqMs - a.decodeSeqMs) / ms;
-    this.stepLaw.observeSteps(
-      steps,
-      (b.prefillTokens - a.prefillTokens) / 1000,
-      (steps * meanDecoding) / 100,
-      ms,
-    );
+    if (!(ms > 0) || outputTokens < 2) return;
+    this.tpot.observe([1, c.decodingAtFirst / 100], ms / (outputTokens - 1));
+    const d = decodeSteps(c.progressAtFirst, c.progressAtEnd, outputTokens, ms);
+    if (d !== null) this.stepLaw.observeSteps(d.steps, d.prefillK, d.decodeH, d.ms);
   }
 
-  /** The running totals now (as of the last change of `decoding`, which is when they move). */
-  private progress(): EngineProgress {
-    return {
-      decodeSeqMs: this.decodeSeqMs,
-      prefillTokens: this.prefillDone,
-      adapterLoads: this.adapterLoads,
-    };
-  }
-
-  /** Sets the sequences decoding from `now`, the time-integral brought up to it first. */
+  /** Sets the sequences decoding from `now`, the engine's totals brought up to it. */
   private setDecoding(n: number, now: number): void {
-    if (now > this.decodeSeqAt) {
-      if (Number.isFinite(this.decodeSeqAt)) this.decodeSeqMs += this.decoding * (now - this.decodeSeqAt);
-      this.decodeSeqAt = now;
-    }
+    this.totals.advance(this.decoding, now);
     this.decoding = n;
   }
 
