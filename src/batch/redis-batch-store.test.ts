@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "redis";
-import { type RedisServer, startRedis } from "../bench/redis-server.js";
+import { type RedisServer, startRedis } from "../bench/services/redis-server.js";
 import { batchStoreContract } from "../testing/batch-store-contract.js";
 import { fileRecords, finishAll, LEASE, newBatch, ok, T0 } from "../testing/batch-store-fixtures.js";
 import { missingService } from "../testing/system-services.js";

@@ -13,11 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
-import { type Child, cpuSeconds, startInstantEngines, startTokengate } from "./child-process.js";
-import { runClosedLoop } from "./load.js";
 import { fixedRateClient } from "./overhead/overhead-client.js";
-import { startRedis } from "./redis-server.js";
+import { type Child, cpuSeconds, startInstantEngines, startTokengate } from "./services/child-process.js";
+import { startRedis } from "./services/redis-server.js";
 import { round } from "./stats.js";
+import { runClosedLoop } from "./traffic/load.js";
 
 const MODEL = "m";
 const TENANT = "bench-tenant";

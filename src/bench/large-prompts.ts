@@ -13,11 +13,11 @@ import { parseEndpointPickerConfig } from "../picker/config/endpoint-picker-conf
 import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import { staticEndpoint } from "../picker/framework/static-endpoint.js";
 import { buildPickerProfile, createPrefixIndex, promptHashesFor } from "../picker/picker-profile.js";
-import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
-import { runClosedLoop } from "./load.js";
-import { writeOnePoolGateway } from "./one-pool-gateway.js";
+import { writeOnePoolGateway } from "./harness/one-pool-gateway.js";
+import { type Child, cpuSeconds, startTokengate } from "./services/child-process.js";
 import { percentile, round } from "./stats.js";
-import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.js";
+import { runClosedLoop } from "./traffic/load.js";
+import { makeAgent, type StreamResult, streamCompletion } from "./traffic/stream-client.js";
 import { generatedText } from "./workload/generated-text.js";
 
 export interface LargePromptOptions {

@@ -1,7 +1,7 @@
 // The shape of results.json, stable so scripts can compare runs. Documented in docs/benchmarks.md
 // ("results.json"); add fields, never rename or remove them.
 
-import type { PriorityMode } from "./router-priority.js";
+import type { PriorityMode } from "./services/router-priority.js";
 
 export interface LatencyQuantiles {
   p50: number | null;
@@ -34,7 +34,7 @@ export interface ClassResult {
   output_tokens: number;
 }
 
-/** One tenant's hop, gateway queue and holds while an engine idled (`src/bench/tenant-flow.ts`). */
+/** One tenant's hop, gateway queue and holds while an engine idled (`src/bench/summary/tenant-flow.ts`). */
 export interface TenantFlow {
   count: number;
   /** Client TTFT less engine TTFT, per request. */
@@ -77,7 +77,7 @@ export interface EndpointLoad {
   lora_loads?: number;
 }
 
-/** LoRA adapter loads during one router's run, as the engines counted them (`src/bench/lora-loads.ts`). */
+/** LoRA adapter loads during one router's run, as the engines counted them (`src/bench/summary/lora-loads.ts`). */
 export interface LoraLoadResult {
   /** Sum over the engines of `loraLoads` in GET /admin/state, after the run minus before it. */
   total: number;
@@ -95,7 +95,7 @@ export interface ModelResult {
 
 /**
  * Client-side latency of one group of requests: a tenant, an input-size bucket, every request
- * (`src/bench/breakdowns.ts`). Quantiles over the requests that finished without error.
+ * (`src/bench/summary/breakdowns.ts`). Quantiles over the requests that finished without error.
  */
 export interface GroupResult {
   count: number;
@@ -117,7 +117,7 @@ export interface Breakdown {
 
 /**
  * How the gateway's predicted TTFT (`predicted_ttft_ms` on a request's log line, made when it picked
- * the endpoint) compared with the TTFT it then logged (`ttft_ms`); `src/bench/prediction-error.ts`.
+ * the endpoint) compared with the TTFT it then logged (`ttft_ms`); `src/bench/summary/prediction-error.ts`.
  */
 export interface PredictionErrorResult {
   /** Log lines with both figures (a positive `ttft_ms`); 0 while the gateway logs no prediction. */
@@ -221,7 +221,7 @@ export interface RouterResult {
   burst_isolation?: BurstIsolationResult;
   /**
    * Per tenant: the hop, the gateway queue wait and the time engines idled while the gateway held the
-   * tenant's requests (`src/bench/tenant-flow.ts`).
+   * tenant's requests (`src/bench/summary/tenant-flow.ts`).
    */
   tenant_flow?: Record<string, TenantFlow>;
   /** tokengate: its TTFT predictions against what followed; absent for routers that keep no log. */

@@ -8,10 +8,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { seededRandom } from "../sim/rng.js";
-import { type Child, cpuSeconds, startTokengate } from "./child-process.js";
-import { scrapeEngine } from "./engine-sampler.js";
+import { type Child, cpuSeconds, startTokengate } from "./services/child-process.js";
 import { percentile, poissonGapMs, round } from "./stats.js";
-import { makeAgent, type StreamResult, streamCompletion } from "./stream-client.js";
+import { scrapeEngine } from "./traffic/engine-sampler.js";
+import { makeAgent, type StreamResult, streamCompletion } from "./traffic/stream-client.js";
 
 export interface FidelityOptions {
   outDir: string;

@@ -4,13 +4,13 @@
 
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { roundDir, runRounds } from "../bench/harness/rounds.js";
 import { writeReport } from "../bench/report/write.js";
-import { roundDir, runRounds } from "../bench/rounds.js";
 import { getScenario, SCENARIOS } from "../bench/scenarios/index.js";
 import type { RouterName, Scenario } from "../bench/scenarios/scenario.js";
 import { traceScenario } from "../bench/scenarios/trace-replay.js";
-import type { TraceRequest } from "../bench/trace.js";
 import { isTraceFile, readTraceFile } from "../bench/trace-formats/read-trace.js";
+import type { TraceRequest } from "../bench/trace-formats/trace.js";
 import { renderVirtual, virtualRows } from "../bench/virtual/virtual-report.js";
 import { PEER_ALGORITHMS } from "../picker/peers/peer-algorithm.js";
 import { loadFleetFile } from "../sim/fleet.js";

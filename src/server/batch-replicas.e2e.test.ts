@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI, { toFile } from "openai";
-import { type RedisServer, startRedis } from "../bench/redis-server.js";
+import { type RedisServer, startRedis } from "../bench/services/redis-server.js";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { fileLines, finished, jsonl, until } from "../testing/batch-jobs.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type RedisServer, startRedis } from "../bench/redis-server.js";
+import { type RedisServer, startRedis } from "../bench/services/redis-server.js";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
 import { CLI_MAIN, type CliGateway, spawnGateway } from "../testing/cli-gateway.js";

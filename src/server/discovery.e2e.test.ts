@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
-import { freePort } from "../bench/nginx.js";
+import { freePort } from "../bench/services/nginx.js";
 import { loadConfigTexts } from "../config/loader.js";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";

@@ -1,8 +1,8 @@
 // Client records of one router's run for the bench's summary tests: a request of the trace with the
 // fields a test cares about, and what the client measured of it.
 
-import type { ReplayRecord } from "../bench/replay.js";
-import type { TraceRequest } from "../bench/trace.js";
+import type { TraceRequest } from "../bench/trace-formats/trace.js";
+import type { ReplayRecord } from "../bench/traffic/replay.js";
 
 export interface RecordSpec {
   id?: string;

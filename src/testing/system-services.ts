@@ -5,7 +5,7 @@
 // three and runs everything.
 
 import { spawnSync } from "node:child_process";
-import { findNginx } from "../bench/nginx.js";
+import { findNginx } from "../bench/services/nginx.js";
 import { kubectlProblem } from "../deploy/render.js";
 
 export type SystemService = "nginx" | "redis-server" | "kubectl";

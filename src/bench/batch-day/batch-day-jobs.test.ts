@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { backlogJobs, batchDayWorkload, jobInput } from "./batch-day-jobs.js";
 
 function line(id: string, tMs: number): TraceRequest {

@@ -6,7 +6,7 @@
 
 import { BATCH_PAGE_INTERVAL_S, supportIncident } from "../scenarios/support-incident.js";
 import { SUMMARY_ALIAS } from "../scenarios/support-topologies.js";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { buildMessages } from "../workload/messages.js";
 
 export interface BatchDayWorkload {

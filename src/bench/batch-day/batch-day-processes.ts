@@ -9,10 +9,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
 import type { FleetSpec } from "../../sim/fleet.js";
 import type { RequestTiming } from "../../sim/request-timings.js";
-import { type Child, startTokengate } from "../child-process.js";
-import { favorRouter, type PriorityMode } from "../router-priority.js";
-import { fleetDocument } from "../runner.js";
+import { fleetDocument } from "../harness/runner.js";
 import { splitTopology } from "../scenarios/support-topologies.js";
+import { type Child, startTokengate } from "../services/child-process.js";
+import { favorRouter, type PriorityMode } from "../services/router-priority.js";
 
 /** The batch store's line lease in the bench (a dead gateway's lines return after it). */
 export const LEASE_MS = 2000;

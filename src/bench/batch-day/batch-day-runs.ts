@@ -6,9 +6,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import OpenAI, { toFile } from "openai";
 import type { RequestTiming } from "../../sim/request-timings.js";
-import { type ReplayRecord, replay } from "../replay.js";
 import { BATCH_TASK, SUMMARY_ALIAS } from "../scenarios/support-topologies.js";
-import { makeAgent } from "../stream-client.js";
+import { type ReplayRecord, replay } from "../traffic/replay.js";
+import { makeAgent } from "../traffic/stream-client.js";
 import type {
   EngineRuns,
   JobRecord,

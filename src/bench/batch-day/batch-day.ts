@@ -13,8 +13,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import type { PriorityMode } from "../router-priority.js";
 import { splitTopology } from "../scenarios/support-topologies.js";
+import type { PriorityMode } from "../services/router-priority.js";
 import { type BatchDayFigures, batchDayFigures } from "./batch-day-figures.js";
 import { type BatchDayWorkload, batchDayWorkload } from "./batch-day-jobs.js";
 import {

@@ -6,9 +6,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadFleetFile } from "../../sim/fleet.js";
+import { runRounds } from "../harness/rounds.js";
 import { writeReport } from "../report/write.js";
 import type { BenchResults, RouterResult } from "../results.js";
-import { runRounds } from "../rounds.js";
 import type { RouterName } from "../scenarios/scenario.js";
 import { traceScenario } from "../scenarios/trace-replay.js";
 import { renderFamilyReport } from "./family-report.js";

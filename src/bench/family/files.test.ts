@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { loadFleetFile } from "../../sim/fleet.js";
-import { parseTraceLines } from "../trace.js";
+import { parseTraceLines } from "../trace-formats/trace.js";
 import { FAMILY_INDEX_FILE, type FamilyIndex, writeFamily } from "./files.js";
 import { generateFamily } from "./generate.js";
 

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { FleetSpec } from "../../sim/fleet.js";
-import { formatTrace } from "../trace.js";
+import { formatTrace } from "../trace-formats/trace.js";
 import type { FamilyWorkload, WorkloadParams } from "./generate.js";
 
 export const FAMILY_INDEX_FILE = "family.json";

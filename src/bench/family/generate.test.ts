@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { getProfile } from "../../sim/profiles.js";
-import { formatTrace, parseTraceLines, type TraceRequest } from "../trace.js";
+import { formatTrace, parseTraceLines, type TraceRequest } from "../trace-formats/trace.js";
 import { usableContext } from "./capacity.js";
 import { type FamilyWorkload, generateFamily, generateWorkload } from "./generate.js";
 import { RANGES } from "./params.js";

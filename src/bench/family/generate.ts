@@ -11,7 +11,7 @@
 
 import type { FleetSpec } from "../../sim/fleet.js";
 import { getProfile } from "../../sim/profiles.js";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import {
   arrivalsWithCount,
   lognormalInt,

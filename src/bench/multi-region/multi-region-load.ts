@@ -5,7 +5,7 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Agent } from "undici";
-import { streamCompletion } from "../stream-client.js";
+import { streamCompletion } from "../traffic/stream-client.js";
 import { generatedText } from "../workload/generated-text.js";
 import type { RequestRecord } from "./multi-region-figures.js";
 import { type Arrival, MODEL_ALIAS, SESSION_HEADER } from "./multi-region-scenario.js";

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { makeAgent, streamCompletion } from "../stream-client.js";
+import { makeAgent, streamCompletion } from "../traffic/stream-client.js";
 import {
   decisionsOf,
   type RequestRecord,

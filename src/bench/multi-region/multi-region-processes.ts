@@ -10,8 +10,7 @@ import { stringify } from "yaml";
 import { parseDirectorConfig } from "../../director/director-config.js";
 import type { RegionState } from "../../director/director-types.js";
 import type { FaultConfig } from "../../sim/faults.js";
-import { type Child, startTokengate } from "../child-process.js";
-import { fleetDocument } from "../runner.js";
+import { fleetDocument } from "../harness/runner.js";
 import { fleetOf, replicaGroup } from "../scenarios/fleet-group.js";
 import {
   gatewayConfigDoc,
@@ -19,6 +18,7 @@ import {
   inferenceRouteDoc,
   yamlDocuments,
 } from "../scenarios/gateway-yaml.js";
+import { type Child, startTokengate } from "../services/child-process.js";
 import {
   ENGINE_MODEL,
   ENGINE_PROFILE,

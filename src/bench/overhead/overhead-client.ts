@@ -2,9 +2,9 @@
 // (lean-client.ts) by default, or the undici-based one with TOKENGATE_BENCH_CLIENT=undici (to compare
 // the two, or to rule the lean one out when a figure looks wrong). Every path gets the same client.
 
-import { LeanClient } from "../lean-client.js";
-import { timedRequest } from "../load.js";
-import { makeAgent, streamCompletion } from "../stream-client.js";
+import { LeanClient } from "../traffic/lean-client.js";
+import { timedRequest } from "../traffic/load.js";
+import { makeAgent, streamCompletion } from "../traffic/stream-client.js";
 
 export type ClientKind = "lean" | "undici";
 

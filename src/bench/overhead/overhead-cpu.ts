@@ -2,7 +2,7 @@
 // on the machine, so a measurement disturbed by unrelated work can be told apart and repeated.
 
 import { readFileSync } from "node:fs";
-import { cpuSeconds } from "../child-process.js";
+import { cpuSeconds } from "../services/child-process.js";
 import { round } from "../stats.js";
 import { MAX_OTHER_CORES, type PathName } from "./overhead-settings.js";
 

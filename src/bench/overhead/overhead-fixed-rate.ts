@@ -2,8 +2,8 @@
 // slices (so that other work on the machine falls on every path alike), pooled per path into latency
 // percentiles, counts and the router's CPU per request.
 
-import { runOpenLoop } from "../load.js";
 import { percentile, round } from "../stats.js";
+import { runOpenLoop } from "../traffic/load.js";
 import { type FixedRateClient, type FixedRateResult, fixedRateClient } from "./overhead-client.js";
 import type { CpuFigures, cpuMeter, PathUnderTest } from "./overhead-cpu.js";
 import {

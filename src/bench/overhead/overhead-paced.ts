@@ -9,11 +9,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Child, cpuSeconds, startScript, startTokengate, treeCpuSeconds } from "../child-process.js";
-import { LeanClient } from "../lean-client.js";
-import { type RunningNginx, startNginx } from "../nginx.js";
-import { writeOnePoolGateway } from "../one-pool-gateway.js";
+import { writeOnePoolGateway } from "../harness/one-pool-gateway.js";
+import {
+  type Child,
+  cpuSeconds,
+  startScript,
+  startTokengate,
+  treeCpuSeconds,
+} from "../services/child-process.js";
+import { type RunningNginx, startNginx } from "../services/nginx.js";
 import { round } from "../stats.js";
+import { LeanClient } from "../traffic/lean-client.js";
 import { type CpuFigures, cpuMeter, leastContended, type PathUnderTest } from "./overhead-cpu.js";
 import { BARE_PROXY, MODEL, type PathName } from "./overhead-settings.js";
 

@@ -17,9 +17,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Child, startInstantEngines, startScript, startTokengate } from "../child-process.js";
-import { runClosedLoop } from "../load.js";
+import { type Child, startInstantEngines, startScript, startTokengate } from "../services/child-process.js";
 import { round } from "../stats.js";
+import { runClosedLoop } from "../traffic/load.js";
 import { type CpuBreakdown, type CpuProfile, cpuBreakdown } from "./cpu-profile.js";
 import { fixedRateClient } from "./overhead-client.js";
 import {

@@ -1,9 +1,9 @@
 // The overhead benchmark's saturated measurements: maximum throughput of a closed loop of small
 // non-streaming requests, and the streaming relay's events per router CPU-second.
 
-import { runClosedLoop } from "../load.js";
 import { round } from "../stats.js";
-import { makeAgent } from "../stream-client.js";
+import { runClosedLoop } from "../traffic/load.js";
+import { makeAgent } from "../traffic/stream-client.js";
 import { fixedRateClient } from "./overhead-client.js";
 import type { cpuMeter, PathUnderTest } from "./overhead-cpu.js";
 import { q, usPerRequest } from "./overhead-fixed-rate.js";

@@ -1,7 +1,7 @@
 // Settings the overhead benchmark and its report share.
 
 import { fileURLToPath } from "node:url";
-import { writeOnePoolGateway } from "../one-pool-gateway.js";
+import { writeOnePoolGateway } from "../harness/one-pool-gateway.js";
 
 /** `bare-node`: the least a proxy on tokengate's stack does (bare-proxy.ts), the stack's own price. */
 export type PathName = "direct" | "tokengate" | "bare-node" | "nginx";

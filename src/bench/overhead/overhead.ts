@@ -15,11 +15,11 @@ import {
   startScript,
   startTokengate,
   treeCpuSeconds,
-} from "../child-process.js";
-import { runClosedLoop, timedRequest } from "../load.js";
-import { type RunningNginx, startNginx } from "../nginx.js";
+} from "../services/child-process.js";
+import { type RunningNginx, startNginx } from "../services/nginx.js";
 import { round } from "../stats.js";
-import { makeAgent, streamCompletion } from "../stream-client.js";
+import { runClosedLoop, timedRequest } from "../traffic/load.js";
+import { makeAgent, streamCompletion } from "../traffic/stream-client.js";
 import { CLIENT_KIND } from "./overhead-client.js";
 import { attemptsOf, cpuMeter, leastContended, type PathUnderTest } from "./overhead-cpu.js";
 import type {

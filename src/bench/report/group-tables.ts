@@ -1,8 +1,8 @@
 // report.md's latency per tenant and per input-size bucket (issue 13), over the whole run and within
 // each scenario phase: one row per group and router, the routers of a group side by side.
 
-import { INPUT_SIZE_BUCKETS } from "../breakdowns.js";
 import type { GroupResult, RouterResult } from "../results.js";
+import { INPUT_SIZE_BUCKETS } from "../summary/breakdowns.js";
 import { formatCount, formatMs } from "./format.js";
 import { figuresRight, mdTable } from "./md-table.js";
 import { type Ran, routerTitle } from "./router-title.js";

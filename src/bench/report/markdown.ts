@@ -3,7 +3,7 @@
 // size, TTFT prediction error, throughput and load balance, routers that did not run, and the charts.
 
 import type { BenchResults, RouterResult } from "../results.js";
-import { describePriority } from "../router-priority.js";
+import { describePriority } from "../services/router-priority.js";
 import { type AcceptanceTarget, meetsTarget, SEED_004_TARGETS } from "./acceptance-targets.js";
 import { flowSection } from "./flow-section.js";
 import { formatCount, formatMs, formatNumber, formatRate } from "./format.js";

@@ -3,8 +3,8 @@
 // tenant bursts, the other tenants' P99 during the burst against theirs without it (at most 2×).
 // Every verdict is computed from the run's figures.
 
-import { SHORT_BUCKET } from "../breakdowns.js";
 import type { BenchResults, RouterResult } from "../results.js";
+import { SHORT_BUCKET } from "../summary/breakdowns.js";
 import { formatMs, formatNumber } from "./format.js";
 import { figuresRight, mdTable } from "./md-table.js";
 import { type Ran, routerTitle } from "./router-title.js";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { loadConfigTexts } from "../../config/index.js";
 import { getProfile } from "../../sim/profiles.js";
-import { formatTrace, parseTraceLines } from "../trace.js";
+import { formatTrace, parseTraceLines } from "../trace-formats/trace.js";
 import { replicaNames } from "./fleet-group.js";
 import { getScenario, SCENARIOS } from "./index.js";
 

@@ -3,7 +3,7 @@
 // the pods, then live traffic falls back to its usual rate. tokengate pauses batch once the live TTFT
 // P95 passes its threshold and resumes after the hysteresis; least-request on the same pods has no pause.
 
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { lognormalInt, poissonArrivals, randomStream } from "../workload/distributions.js";
 import type { GenerateOptions } from "./scenario.js";
 import type { ScenarioPhase, ShippedScenario } from "./shipped.js";

@@ -1,7 +1,7 @@
 // Heavy-tailed input and output lengths with no shared prefixes: prefix affinity cannot help here, so
 // this is where a cache-aware router must show it does not hurt, and where token-aware load should win.
 
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { lognormalInt, poissonArrivals, randomStream } from "../workload/distributions.js";
 import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
 import { onePoolGatewayConfig } from "./gateway-yaml.js";

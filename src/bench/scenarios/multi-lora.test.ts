@@ -5,7 +5,7 @@ import { loadConfigTexts } from "../../config/loader.js";
 import { routeRequest } from "../../route/route-request.js";
 import { makeEngineConfig } from "../../sim/engine-config.js";
 import { parseFleet } from "../../sim/fleet.js";
-import { fleetDocument } from "../runner.js";
+import { fleetDocument } from "../harness/runner.js";
 import { zipf } from "../workload/distributions.js";
 import { replicaNames } from "./fleet-group.js";
 import { ADAPTERS, ALIAS, LORA_LOAD_MS, MAX_LORAS, multiLora as s, ZIPF_S } from "./multi-lora.js";

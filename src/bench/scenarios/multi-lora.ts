@@ -3,7 +3,7 @@
 // and each swap is a load that stalls the replica's batch; one that keeps adapters where they are
 // resident loads few. No shared prefixes, so prefix affinity cannot confound the result.
 
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { lognormalInt, poissonArrivals, randomStream, uniformInt, zipf } from "../workload/distributions.js";
 import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
 import { gatewayConfigDoc, inferencePoolDoc, inferenceRouteDoc, yamlDocuments } from "./gateway-yaml.js";

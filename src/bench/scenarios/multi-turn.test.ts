@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { buildMessages, type ChatMessage, recordTurn } from "../workload/messages.js";
 import { multiTurn as s } from "./multi-turn.js";
 

@@ -1,7 +1,7 @@
 // Chat sessions whose context grows turn by turn: each turn resends the whole conversation, so a router
 // that keeps a session on one replica lets the engine reuse the cached history instead of prefilling it.
 
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { arrivalsWithCount, randomStream, uniformInt } from "../workload/distributions.js";
 import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
 import { onePoolGatewayConfig } from "./gateway-yaml.js";

@@ -6,7 +6,7 @@
 // `before`, `burst` and `after` let the report compare the steady tenants' TTFT P99 during the burst
 // with theirs without it.
 
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { lognormalInt, poissonArrivals, randomStream, uniformInt } from "../workload/distributions.js";
 import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
 import { onePoolGatewayConfig } from "./gateway-yaml.js";

@@ -3,7 +3,7 @@
 
 import type { PeerName } from "../../picker/peers/peer-algorithm.js";
 import type { FleetSpec } from "../../sim/fleet.js";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 
 /** Routers the harness knows. nginx-backed ones are skipped (and reported so) when nginx is missing. */
 export type RouterName =

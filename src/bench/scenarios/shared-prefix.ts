@@ -1,7 +1,7 @@
 // The Gateway API Inference Extension's high-cache benchmark shape (groups of requests sharing a long
 // system prompt, reference/sim.md §5) scaled to 4 simulated H100s: where prefix affinity should pay.
 
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { poissonArrivals, randomStream, uniformInt } from "../workload/distributions.js";
 import { fleetGpus, fleetOf, replicaGroup } from "./fleet-group.js";
 import { onePoolGatewayConfig } from "./gateway-yaml.js";

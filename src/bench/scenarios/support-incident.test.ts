@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { loadConfigTexts } from "../../config/index.js";
 import { routeRequest } from "../../route/route-request.js";
 import { countTokens } from "../../sim/tokenizer.js";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { buildMessages } from "../workload/messages.js";
 import { phaseAt } from "./shipped.js";
 import { supportIncident as s } from "./support-incident.js";

@@ -1,7 +1,7 @@
 // Seed 004's incident day over 8 simulated GPUs: live ticket summaries at a steady rate while a weekend
 // backlog of 52k-token batch recomputes floods in, then batch alone; on the original pods and split pools.
 
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import {
   arrivalsWithCount,
   lognormalInt,

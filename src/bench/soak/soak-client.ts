@@ -4,7 +4,7 @@
 // the answering endpoint, whether the reply had started, and a failure's code and phase. Never throws.
 
 import { type Agent, request } from "undici";
-import { SseData } from "../sse-data.js";
+import { SseData } from "../traffic/sse-data.js";
 import { jsonErrorCode, replyErrorCode, type SoakError, type SoakOutcome } from "./soak-classify.js";
 
 export type Cancel = { afterFrames: number } | { afterMs: number } | null;

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { makeEngineConfig } from "../../sim/engine-config.js";
-import { formatTrace, parseTraceLines, type TraceRequest } from "../trace.js";
 import { runVirtual } from "../virtual/virtual-fleet.js";
 import { roundRobin } from "../virtual/virtual-policies.js";
 import { parseHashIdsJsonl } from "./hash-ids-jsonl.js";
+import { formatTrace, parseTraceLines, type TraceRequest } from "./trace.js";
 
 const SAMPLE = "src/testing/fixtures/traces/mooncake-sample.jsonl";
 const sample = () => readFileSync(new URL(`../../../${SAMPLE}`, import.meta.url), "utf8");

@@ -3,7 +3,7 @@
 // ids across requests meaning a shared prefix. Other fields are ignored. Documented in
 // docs/benchmarks.md ("Trace format").
 
-import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "../trace.js";
+import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "./trace.js";
 
 /**
  * The requests of a hash-ids trace, sorted by arrival, as the native format carries them: the user

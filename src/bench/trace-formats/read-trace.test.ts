@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { formatTrace, parseTraceLines, type TraceRequest } from "../trace.js";
 import { isTraceFile, parseTraceFile, readTraceFile, traceFormatOf } from "./read-trace.js";
+import { formatTrace, parseTraceLines, type TraceRequest } from "./trace.js";
 
 const fixture = (name: string) =>
   fileURLToPath(new URL(`../../../src/testing/fixtures/traces/${name}`, import.meta.url));

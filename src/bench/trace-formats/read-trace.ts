@@ -3,9 +3,9 @@
 // traces through here.
 
 import { readFileSync } from "node:fs";
-import { DEFAULT_HASH_BLOCK_TOKENS, parseTraceLines, type TraceRequest } from "../trace.js";
 import { parseHashIdsJsonl } from "./hash-ids-jsonl.js";
 import { parseTokenCountsCsv } from "./token-counts-csv.js";
+import { DEFAULT_HASH_BLOCK_TOKENS, parseTraceLines, type TraceRequest } from "./trace.js";
 
 export type TraceFormat = "native" | "hash-ids-jsonl" | "token-counts-csv";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { formatTrace, parseTraceLines } from "../trace.js";
 import { parseDateTime, parseTokenCountsCsv } from "./token-counts-csv.js";
+import { formatTrace, parseTraceLines } from "./trace.js";
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../../../src/testing/fixtures/traces/${name}`, import.meta.url), "utf8");

@@ -9,7 +9,7 @@
 //   A bare `timestamp` or `arrival_time` holding numbers is ambiguous (Mooncake counts ms, many
 //   others seconds) and refused, with the names that would settle it.
 
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "./trace.js";
 
 const TIME_BASES = ["timestamp", "arrival_time", "arrival_timestamp", "arrived_at", "arrival", "time"];
 /** ms per unit, by the unit's names in a column name. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { makeEngineConfig } from "../../sim/engine-config.js";
 import { getScenario } from "../scenarios/index.js";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { runVirtual } from "./virtual-fleet.js";
 import { leastRequest, predictedTtft, type QueueOrder, roundRobin } from "./virtual-policies.js";
 import { renderVirtual, virtualRows } from "./virtual-report.js";

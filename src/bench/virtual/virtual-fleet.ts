@@ -17,7 +17,7 @@ import {
   scheduleStep,
   stepDurationUs,
 } from "../../sim/scheduler.js";
-import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "../trace.js";
+import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "../trace-formats/trace.js";
 
 /** One request's life in the model, in ms from the run's start. */
 export interface VirtualRequest {

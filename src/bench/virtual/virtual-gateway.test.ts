@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseEndpointPickerConfig } from "../../picker/config/endpoint-picker-config.js";
 import { makeEngineConfig } from "../../sim/engine-config.js";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { runVirtual, type VirtualRequest } from "./virtual-fleet.js";
 import { virtualGateway } from "./virtual-gateway.js";
 

@@ -4,7 +4,7 @@ import { promptBlockHashes } from "../../picker/prefix-index/block-hashes.js";
 import { renderChatPrompt } from "../../sim/chat-template.js";
 import { hashString } from "../../sim/rng.js";
 import { countTokens, tokenize, tokenPieces } from "../../sim/tokenizer.js";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { blockText, hashIdsText, leadingTokens } from "./block-text.js";
 import { buildMessages, userText } from "./messages.js";
 

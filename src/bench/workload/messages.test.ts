@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { countTokens } from "../../sim/tokenizer.js";
-import type { TraceRequest } from "../trace.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { buildMessages, type ChatMessage, extraHeaders, recordTurn } from "./messages.js";
 
 function req(over: Partial<TraceRequest>): TraceRequest {

@@ -2,7 +2,7 @@
 // system prompt, the conversation so far for multi-turn sessions, then the user message.
 
 import { hashString } from "../../sim/rng.js";
-import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "../trace.js";
+import { DEFAULT_HASH_BLOCK_TOKENS, type TraceRequest } from "../trace-formats/trace.js";
 import { hashIdsText } from "./block-text.js";
 import { generatedText, type TextLang } from "./generated-text.js";
 

@@ -2,9 +2,9 @@
 // order (a turn waits for the previous reply, plus think time), every reply measured client-side.
 
 import type { Agent } from "undici";
+import type { TraceRequest } from "../trace-formats/trace.js";
+import { buildMessages, type ChatMessage, extraHeaders, recordTurn } from "../workload/messages.js";
 import { type StreamResult, sendCompletion, streamCompletion } from "./stream-client.js";
-import type { TraceRequest } from "./trace.js";
-import { buildMessages, type ChatMessage, extraHeaders, recordTurn } from "./workload/messages.js";
 
 export interface ReplayRecord {
   req: TraceRequest;

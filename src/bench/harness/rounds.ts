@@ -3,10 +3,10 @@
 // noise (these machines share two cores between the router, the client and the engines).
 
 import { join } from "node:path";
-import { writeReport } from "./report/write.js";
-import { type BenchResults, type RoundResult, roundRouter } from "./results.js";
+import { writeReport } from "../report/write.js";
+import { type BenchResults, type RoundResult, roundRouter } from "../results.js";
+import type { Scenario } from "../scenarios/scenario.js";
 import { type RunOptions, runScenario } from "./runner.js";
-import type { Scenario } from "./scenarios/scenario.js";
 
 /** Where round `k` (2 and on) writes its own full report, under the run's folder. */
 export function roundDir(outDir: string, k: number): string {

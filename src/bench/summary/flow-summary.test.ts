@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { PauseWhen } from "../config/route-types.js";
+import type { PauseWhen } from "../../config/route-types.js";
+import type { ReplayRecord } from "../traffic/replay.js";
 import { summarizeFlow } from "./flow-summary.js";
-import type { ReplayRecord } from "./replay.js";
 
 const START = Date.parse("2026-11-30T10:00:00.000Z");
 const at = (s: number) => new Date(START + s * 1000).toISOString();

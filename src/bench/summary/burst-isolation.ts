@@ -2,11 +2,11 @@
 // tenant's requests that arrived during the burst phase, against theirs in the other phases, and
 // against theirs before the burst alone (the phases after it also hold the backlog's drain).
 
+import type { BurstIsolationResult, GroupResult } from "../results.js";
+import type { BurstSpec, ScenarioPhase } from "../scenarios/shipped.js";
+import { round } from "../stats.js";
+import type { ReplayRecord } from "../traffic/replay.js";
 import { arrivalPhase, groupResult } from "./breakdowns.js";
-import type { ReplayRecord } from "./replay.js";
-import type { BurstIsolationResult, GroupResult } from "./results.js";
-import type { BurstSpec, ScenarioPhase } from "./scenarios/shipped.js";
-import { round } from "./stats.js";
 
 /** Null when the scenario has no such phase. */
 export function burstIsolation(

@@ -2,9 +2,9 @@
 // and its `tokengate_sim_lora_loads_total` counter (/metrics), read before and after a router's run.
 // The harness only subtracts: it never infers a load from where it sent a request.
 
-import { parsePrometheusText } from "../telemetry/prom-parse.js";
-import type { EngineTarget } from "./engine-sampler.js";
-import type { LoraLoadResult } from "./results.js";
+import { parsePrometheusText } from "../../telemetry/prom-parse.js";
+import type { LoraLoadResult } from "../results.js";
+import type { EngineTarget } from "../traffic/engine-sampler.js";
 
 export const LORA_LOADS_METRIC = "tokengate_sim_lora_loads_total";
 

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import type { ReplayRecord } from "./replay.js";
+import type { ReplayRecord } from "../traffic/replay.js";
 import { tenantFlow } from "./tenant-flow.js";
 
 function rec(id: string, tenant: string, ttftMs: number, error: string | null = null): ReplayRecord {

@@ -1,14 +1,9 @@
 // Turns one router's raw run (client records, engine samples, the gateway's log) into the figures of
 // results.json: per-class latency, seed 004's acceptance table, throughput, cache hits and load balance.
 
-import { parseServerTiming } from "../proxy/server-timing.js";
-import type { RequestTiming } from "../sim/request-timings.js";
-import { SEED_LOG_FIELDS } from "../telemetry/request-log.js";
-import { breakdownByPhase, byInputSize, byTenant, groupResult } from "./breakdowns.js";
-import { burstIsolation } from "./burst-isolation.js";
-import type { EngineSampler, EngineTarget } from "./engine-sampler.js";
-import { predictionError } from "./prediction-error.js";
-import type { ReplayRecord } from "./replay.js";
+import { parseServerTiming } from "../../proxy/server-timing.js";
+import type { RequestTiming } from "../../sim/request-timings.js";
+import { SEED_LOG_FIELDS } from "../../telemetry/request-log.js";
 import type {
   Acceptance,
   ClassResult,
@@ -16,10 +11,15 @@ import type {
   LoraLoadResult,
   ModelResult,
   RouterResult,
-} from "./results.js";
-import type { Scenario } from "./scenarios/scenario.js";
-import type { ScenarioPhase, ShippedScenario } from "./scenarios/shipped.js";
-import { latencyQuantiles, round } from "./stats.js";
+} from "../results.js";
+import type { Scenario } from "../scenarios/scenario.js";
+import type { ScenarioPhase, ShippedScenario } from "../scenarios/shipped.js";
+import { latencyQuantiles, round } from "../stats.js";
+import type { EngineSampler, EngineTarget } from "../traffic/engine-sampler.js";
+import type { ReplayRecord } from "../traffic/replay.js";
+import { breakdownByPhase, byInputSize, byTenant, groupResult } from "./breakdowns.js";
+import { burstIsolation } from "./burst-isolation.js";
+import { predictionError } from "./prediction-error.js";
 import { tenantFlow } from "./tenant-flow.js";
 
 /** Re-exported for the harness: the fields a complete route-log line has. */

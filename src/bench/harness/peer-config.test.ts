@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { loadConfigTexts } from "../config/index.js";
+import { loadConfigTexts } from "../../config/index.js";
+import { replicaNames } from "../scenarios/fleet-group.js";
+import { getScenario } from "../scenarios/index.js";
 import { peerGatewayConfig } from "./peer-config.js";
-import { replicaNames } from "./scenarios/fleet-group.js";
-import { getScenario } from "./scenarios/index.js";
 
 describe("a peer as a benchmark router", () => {
   it("is tokengate's config for the topology with every pool picking by the peer and no gateway queue", () => {

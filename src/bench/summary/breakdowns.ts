@@ -1,12 +1,12 @@
 // Latency per tenant and per input-size bucket (issue 13; seed 004's own diagnosis step, 按
 // input_tokens 分桶), over the whole run and within each scenario phase, next to the per-class tables.
 
-import { countTokens } from "../sim/tokenizer.js";
-import type { ReplayRecord } from "./replay.js";
-import type { Breakdown, GroupResult } from "./results.js";
-import { phaseAt, type ScenarioPhase } from "./scenarios/shipped.js";
-import { latencyQuantiles } from "./stats.js";
-import type { TraceRequest } from "./trace.js";
+import { countTokens } from "../../sim/tokenizer.js";
+import type { Breakdown, GroupResult } from "../results.js";
+import { phaseAt, type ScenarioPhase } from "../scenarios/shipped.js";
+import { latencyQuantiles } from "../stats.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
+import type { ReplayRecord } from "../traffic/replay.js";
 
 export interface InputSizeBucket {
   /** The key in results.json. */

@@ -5,7 +5,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const MAIN = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 
 export interface Child {
   proc: ChildProcess;

@@ -3,11 +3,11 @@
 // pool's TTFT P95 passed the threshold as the clients saw it, when the gateway paused, and when the last
 // batch request left for an engine after that (the pause is effective from then).
 
-import type { PauseWhen } from "../config/route-types.js";
-import type { ReplayRecord } from "./replay.js";
-import type { BatchFlowResult, PauseResult } from "./results.js";
-import type { ScenarioPhase } from "./scenarios/shipped.js";
-import { percentile, round } from "./stats.js";
+import type { PauseWhen } from "../../config/route-types.js";
+import type { BatchFlowResult, PauseResult } from "../results.js";
+import type { ScenarioPhase } from "../scenarios/shipped.js";
+import { percentile, round } from "../stats.js";
+import type { ReplayRecord } from "../traffic/replay.js";
 
 /** How far apart the client's and the gateway's clocks may place one moment (s). */
 const CLOCK_SLACK_S = 0.25;

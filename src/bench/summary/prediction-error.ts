@@ -2,8 +2,8 @@
 // endpoint carries `predicted_ttft_ms` (its prediction at decision time) beside `ttft_ms` (what
 // followed). A bad model shows here as a large error, whichever router's figures look good.
 
-import type { PredictionErrorResult } from "./results.js";
-import { percentile, round } from "./stats.js";
+import type { PredictionErrorResult } from "../results.js";
+import { percentile, round } from "../stats.js";
 
 type Pair = { predicted: number; actual: number };
 

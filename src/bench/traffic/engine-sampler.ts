@@ -3,8 +3,8 @@
 // the report turns into hit rates and per-endpoint load. vLLM and SGLang names both work.
 
 import { Agent, request } from "undici";
-import { parsePrometheusText } from "../telemetry/prom-parse.js";
-import type { TimePoint } from "./results.js";
+import { parsePrometheusText } from "../../telemetry/prom-parse.js";
+import type { TimePoint } from "../results.js";
 
 export interface EngineTarget {
   name: string;

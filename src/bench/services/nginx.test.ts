@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { request } from "undici";
-import { makeEngineConfig } from "../sim/engine-config.js";
-import { SimReplica } from "../sim/replica.js";
-import { missingService } from "../testing/system-services.js";
+import { makeEngineConfig } from "../../sim/engine-config.js";
+import { SimReplica } from "../../sim/replica.js";
+import { missingService } from "../../testing/system-services.js";
 import {
   findNginx,
   type NginxBalance,

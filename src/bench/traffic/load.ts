@@ -3,7 +3,7 @@
 // sending its next request when the last one ends), plus one timed non-streaming undici request.
 
 import { type Agent, request } from "undici";
-import { poissonGapMs } from "./stats.js";
+import { poissonGapMs } from "../stats.js";
 
 export interface OpenLoopOptions<T> {
   ratePerSec: number;

@@ -4,12 +4,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { instantFleet } from "../testing/instant-fleet.js";
-import { skipWithout } from "../testing/system-services.js";
-import { renderReport } from "./report/markdown.js";
+import { instantFleet } from "../../testing/instant-fleet.js";
+import { skipWithout } from "../../testing/system-services.js";
+import { renderReport } from "../report/markdown.js";
+import { traceScenario } from "../scenarios/trace-replay.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
 import { roundDir, runRounds } from "./rounds.js";
-import { traceScenario } from "./scenarios/trace-replay.js";
-import type { TraceRequest } from "./trace.js";
 
 const fleet = instantFleet("f");
 

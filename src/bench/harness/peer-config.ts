@@ -4,7 +4,7 @@
 // tokengate's run: only the choice of endpoint differs.
 
 import { parseAllDocuments, stringify } from "yaml";
-import { PEER_ALGORITHMS, type PeerName } from "../picker/peers/peer-algorithm.js";
+import { PEER_ALGORITHMS, type PeerName } from "../../picker/peers/peer-algorithm.js";
 
 export function isPeerRouter(router: string): router is PeerName {
   return (PEER_ALGORITHMS as readonly string[]).includes(router);

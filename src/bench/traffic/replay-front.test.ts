@@ -3,9 +3,9 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { TraceRequest } from "../trace-formats/trace.js";
+import type { ChatMessage } from "../workload/messages.js";
 import { chooseReplica } from "./replay.js";
-import type { TraceRequest } from "./trace.js";
-import type { ChatMessage } from "./workload/messages.js";
 
 const urls = ["http://a", "http://b", "http://c"];
 const req = (over: Partial<TraceRequest> = {}): TraceRequest => ({

@@ -4,18 +4,18 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
-import { makeEngineConfig } from "../sim/engine-config.js";
-import type { FleetSpec } from "../sim/fleet.js";
-import { SimReplica } from "../sim/replica.js";
-import { replay } from "./replay.js";
-import { renderReport } from "./report/markdown.js";
+import { makeEngineConfig } from "../../sim/engine-config.js";
+import type { FleetSpec } from "../../sim/fleet.js";
+import { SimReplica } from "../../sim/replica.js";
+import { renderReport } from "../report/markdown.js";
+import { inferencePoolDoc, yamlDocuments } from "../scenarios/gateway-yaml.js";
+import { getScenario } from "../scenarios/index.js";
+import type { Scenario, Topology } from "../scenarios/scenario.js";
+import { traceScenario } from "../scenarios/trace-replay.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
+import { replay } from "../traffic/replay.js";
+import { makeAgent, streamCompletion } from "../traffic/stream-client.js";
 import { runScenario } from "./runner.js";
-import { inferencePoolDoc, yamlDocuments } from "./scenarios/gateway-yaml.js";
-import { getScenario } from "./scenarios/index.js";
-import type { Scenario, Topology } from "./scenarios/scenario.js";
-import { traceScenario } from "./scenarios/trace-replay.js";
-import { makeAgent, streamCompletion } from "./stream-client.js";
-import type { TraceRequest } from "./trace.js";
 
 describe("benchmark harness", () => {
   it("takes TTFT at the first content byte, not at the headers or the role frame", async () => {

@@ -4,9 +4,9 @@
 // gateway's log line). Work-conserving flow control keeps the last near zero; a router without a
 // gateway log (nginx) has only the hop.
 
-import type { ReplayRecord } from "./replay.js";
-import type { TenantFlow } from "./results.js";
-import { latencyQuantiles, round } from "./stats.js";
+import type { TenantFlow } from "../results.js";
+import { latencyQuantiles, round } from "../stats.js";
+import type { ReplayRecord } from "../traffic/replay.js";
 
 /** By tenant, sorted by name; `engineTtftMs` NaN where the engine kept no record. */
 export function tenantFlow(

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { makeEngineConfig } from "../sim/engine-config.js";
-import { SimReplica } from "../sim/replica.js";
-import type { EngineTarget } from "./engine-sampler.js";
+import { makeEngineConfig } from "../../sim/engine-config.js";
+import { SimReplica } from "../../sim/replica.js";
+import type { EngineTarget } from "../traffic/engine-sampler.js";
 import { loraLoadsDuring, readLoraLoads } from "./lora-loads.js";
 
 async function complete(url: string, model: string): Promise<void> {

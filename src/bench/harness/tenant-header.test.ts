@@ -7,15 +7,15 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { instantFleet } from "../testing/instant-fleet.js";
-import { skipWithout } from "../testing/system-services.js";
-import { startBaseline } from "./nginx.js";
-import { replay } from "./replay.js";
+import { instantFleet } from "../../testing/instant-fleet.js";
+import { skipWithout } from "../../testing/system-services.js";
+import type { Scenario } from "../scenarios/scenario.js";
+import { traceScenario } from "../scenarios/trace-replay.js";
+import { startBaseline } from "../services/nginx.js";
+import type { TraceRequest } from "../trace-formats/trace.js";
+import { replay } from "../traffic/replay.js";
+import { makeAgent } from "../traffic/stream-client.js";
 import { runScenario } from "./runner.js";
-import type { Scenario } from "./scenarios/scenario.js";
-import { traceScenario } from "./scenarios/trace-replay.js";
-import { makeAgent } from "./stream-client.js";
-import type { TraceRequest } from "./trace.js";
 
 const TENANTS = ["quiet-a", "quiet-b", "noisy"];
 

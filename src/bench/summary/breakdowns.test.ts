@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { replayRecord as rec } from "../testing/replay-records.js";
+import { replayRecord as rec } from "../../testing/replay-records.js";
+import type { ScenarioPhase } from "../scenarios/shipped.js";
 import { breakdownByPhase, byInputSize, byTenant, inputSizeBucket, inputTokensOf } from "./breakdowns.js";
 import { burstIsolation } from "./burst-isolation.js";
-import type { ScenarioPhase } from "./scenarios/shipped.js";
 
 const PHASES: ScenarioPhase[] = [
   { name: "before", startS: 0, endS: 10 },
