@@ -57,10 +57,10 @@ const CHANGE_ERROR = 0.5;
 /**
  * How much a stream's decode counts beside a first token (a weight on its squared relative error).
  * Decodes tell the engine's steps; a first token seen by the gateway also carries what is not a step
- * (its API server, the hops, a busy host), and that is what the estimate is judged on. Over HTTP, quick
- * runs, fitting first tokens and decodes alike raised the prediction error P90 from 33% to 46% on
- * shared-prefix (the decodes fitted within 5%: the engine's law, 5.7 ms a step; first tokens wanted
- * 10 ms). First tokens alone leave the law unidentified where they are few or alike (support-incident:
+ * (its API server, the hops, a busy host), and that is what the estimate is judged on. Refitting one
+ * quick shared-prefix run over HTTP offline, first tokens and decodes alike raised the first tokens'
+ * error P90 from 33% to 46% (the decodes fitted within 5%: the engine's law, 5.7 ms a step; first
+ * tokens wanted 10 ms); over four rounds alternating, 41 → 53%. First tokens alone leave the law unidentified where they are few or alike (support-incident:
  * −18 ms per 100 decodes). At a tenth, the decodes steady it and cost first tokens nothing: fitted on
  * the first half of each run and judged on the second, P90 24 → 21% (shared-prefix), 18 → 16%
  * (support-incident), 19%, 41% (multi-turn, multi-lora) as first tokens alone.
