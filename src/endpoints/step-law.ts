@@ -60,10 +60,11 @@ const CHANGE_ERROR = 0.5;
  * (its API server, the hops, a busy host), and that is what the estimate is judged on. Refitting one
  * quick shared-prefix run over HTTP offline, first tokens and decodes alike raised the first tokens'
  * error P90 from 33% to 46% (the decodes fitted within 5%: the engine's law, 5.7 ms a step; first
- * tokens wanted 10 ms); over HTTP, seven rounds of each build in two orders, 39 → 52%. First tokens alone leave the law unidentified where they are few or alike (support-incident:
- * −18 ms per 100 decodes). At a tenth, the decodes steady it and cost first tokens nothing: fitted on
- * the first half of each run and judged on the second, P90 24 → 21% (shared-prefix), 18 → 16%
- * (support-incident), 19%, 41% (multi-turn, multi-lora) as first tokens alone.
+ * tokens wanted 10 ms); over HTTP, seven rounds of each build in two orders, 39 → 52%. First tokens
+ * alone leave the law unidentified where they are few or alike (support-incident: −18 ms per 100
+ * decodes). At a tenth, the decodes steady it and cost first tokens nothing: fitted on the first half
+ * of each run and judged on the second, P90 24 → 21% (shared-prefix), 18 → 16% (support-incident),
+ * 19%, 41% (multi-turn, multi-lora) as first tokens alone.
  */
 const DECODE_WEIGHT = 0.1;
 const DECODE_SCALE = Math.sqrt(DECODE_WEIGHT);
