@@ -483,7 +483,7 @@ export class PrefillLoad implements ClaimHolder {
 
   leaveDecode(c: PrefillClaim, now: number): void {
     if (now >= this.nextAssumedEnd) this.sweep(now);
-    this.setDecoding(this.decoding, now);
+    this.totals.advance(this.decoding, now);
     c.progressAtEnd = this.totals.snapshot();
     this.setDecoding(Math.max(0, this.decoding - 1), now);
   }
