@@ -11,5 +11,5 @@ export interface Placement {
   readonly pick: PickResult<EndpointState>;
 }
 
-/** Picks among candidates with one request's pick request (built once per request, server/pick-request.ts). */
+/** Picks among candidates with one request's pick request (built once per request, pipeline/pick-among.ts). */
 export type PickAmong = (candidates: readonly EndpointState[]) => PickResult<EndpointState>;

@@ -10,8 +10,8 @@ import type { ChangeRefused, ConfigControl } from "../control/config-control.js"
 import { notForward, poolStage } from "../control/rollout-gates.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { readAdminJson, sendJson } from "../http/admin-body.js";
+import type { GatewayRuntime } from "../pipeline/runtime.js";
 import { actorOf, answerChange, filesOf, optionalString, requiredReplaces } from "./admin-config-routes.js";
-import type { GatewayRuntime } from "./gateway-runtime.js";
 
 /** Handles a rollout route; false when the path is not one. */
 export function routeRolloutAdmin(

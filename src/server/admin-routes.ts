@@ -12,11 +12,11 @@ import type { DiscoveryStatus } from "../discovery/inference-pool-discovery.js";
 import { snapshotOf } from "../endpoints/snapshot.js";
 import { GatewayError, sendBody } from "../errors/gateway-error.js";
 import { readAdminJson, sendJson } from "../http/admin-body.js";
+import type { GatewayRuntime } from "../pipeline/runtime.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../telemetry/metrics.js";
 import { routeConfigAdmin } from "./admin-config-routes.js";
 import { routeRolloutAdmin } from "./admin-rollout-routes.js";
 import { explainRequest } from "./explain.js";
-import type { GatewayRuntime } from "./gateway-runtime.js";
 import { regionSummary } from "./region-summary.js";
 
 /** What the admin surface reads of the running gateway beyond the request path's view. */

@@ -14,9 +14,9 @@ import type { GatewayConfigSet } from "../config/config-set.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { sendJson } from "../http/admin-body.js";
 import { readBody } from "../http/request-body.js";
+import type { Identity } from "../pipeline/identify.js";
+import { parseJson } from "../pipeline/plan-record.js";
 import { servedModelNames } from "../route/route-request.js";
-import type { Identity } from "./identify.js";
-import { parseJson } from "./plan-record.js";
 
 /** What the routes need of the gateway. */
 export interface BatchApi {

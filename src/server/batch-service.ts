@@ -12,10 +12,10 @@ import { batchStoreFor } from "../batch/batch-store-for.js";
 import { LoopbackSender } from "../batch/loopback-sender.js";
 import type { BatchSettings } from "../config/batch-settings.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
+import type { Identity } from "../pipeline/identify.js";
 import type { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import type { RequestLog } from "../telemetry/request-log.js";
 import type { BatchApi } from "./batch-routes.js";
-import type { Identity } from "./identify.js";
 
 export class BatchService {
   /** The secret the runner's requests carry (identify.ts BATCH_SECRET_HEADER). */

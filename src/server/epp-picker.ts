@@ -14,18 +14,16 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import type { EppDecision, EppPicker, EppRequest } from "../epp/decision.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { Placement } from "../flow/placement.js";
 import { ClientGone } from "../http/client-gone.js";
 import { traceContextFrom, traceIdFrom } from "../http/trace-context.js";
-import { planRequest, type RequestPlan } from "../plan/request-plan.js";
+import { startAttempt } from "../pipeline/attempt-start.js";
+import type { AttemptEnd } from "../pipeline/hooks.js";
+import { type Placed, place } from "../pipeline/place.js";
+import { planStage } from "../pipeline/plan-stage.js";
+import { recordRefusal } from "../pipeline/refusal.js";
+import { RequestRecord } from "../pipeline/request-record.js";
+import type { GatewayRuntime } from "../pipeline/runtime.js";
 import type { ApiKind } from "../profile/request-profile.js";
-import { admitToBudget, budgeted, settleBudget } from "./budget-stage.js";
-import { queueForEndpoint, recordRefusal, servingEndpoints, settle } from "./completion-handler.js";
-import { noEndpointError, recordPick } from "./forward.js";
-import type { GatewayRuntime } from "./gateway-runtime.js";
-import { pickerFor } from "./pick-request.js";
-import { parseJson, recordPlan } from "./plan-record.js";
-import { RequestRecord } from "./request-record.js";
 
 const KINDS: Readonly<Record<string, ApiKind>> = {
   "/v1/chat/completions": "chat",
@@ -37,13 +35,6 @@ const TAIL_BYTES = 16 * 1024;
 /** `ip:port` of an endpoint's URL. */
 export function addressOf(ep: EndpointState): string {
   return new URL(ep.url).host;
-}
-
-/** A request placed by the gateway's stages: its leased endpoint, its plan and the pool's candidates. */
-interface Placed {
-  readonly placement: Placement;
-  readonly plan: RequestPlan;
-  readonly candidates: readonly EndpointState[];
 }
 
 export class GatewayEppPicker implements EppPicker {
@@ -65,7 +56,7 @@ export class GatewayEppPicker implements EppPicker {
         rec.status = "client_cancelled";
         rec.clientCancelled = true;
       }
-      this.finish(rec);
+      this.gw.hooks.settle(rec);
       return {
         kind: "refuse",
         status: e.status,
@@ -76,7 +67,7 @@ export class GatewayEppPicker implements EppPicker {
     }
   }
 
-  /** The gateway's stages up to a placement: a leased endpoint of the pool (within the subset). */
+  /** The pipeline up to a placement: a leased endpoint of the pool (within the subset). */
   private async place(
     req: EppRequest,
     headers: IncomingHttpHeaders,
@@ -85,8 +76,7 @@ export class GatewayEppPicker implements EppPicker {
   ): Promise<Placed> {
     const gw = this.gw;
     const gen = gw.generation;
-    const config = gen.config;
-    rec.configVersion = config.version;
+    rec.configVersion = gen.config.version;
     const path = (req.headers[":path"] ?? "").split("?", 1)[0]!;
     const kind = KINDS[path];
     if (kind === undefined) {
@@ -105,46 +95,26 @@ export class GatewayEppPicker implements EppPicker {
         "a rollout stage sends part of this route to the legacy service, which the endpoint picker cannot name",
       );
     }
-    const body = parseJson(req.body);
-    const plan: RequestPlan = recordPlan(rec, config.gateway.logging.prompts, () =>
-      planRequest(config, gw.correction, { kind, body, headers, tenant: who.tenant }),
-    );
-    const { decision } = plan;
-    gw.metrics.routeDecisions.labels(decision.pool, decision.reasonLabel).inc();
-    if (budgeted(config, who.tenant)) await admitToBudget(gw, who.tenant, plan, rec);
-    const pool = gen.pools.get(decision.pool);
-    if (!pool) throw noEndpointError(decision.pool, "it has no endpoints", null);
-    const pickAmong = pickerFor(pool.picker, plan.pickRequest);
+    const staged = planStage(gw, gen, rec, { kind, raw: req.body, headers, tenant: who.tenant });
+    if (staged.to === "legacy") throw new Error("a generation that stages nothing sent a request to legacy");
     const subset = req.subset === null ? null : new Set(req.subset);
-    const serving = servingEndpoints(pool, plan);
-    const candidates = subset === null ? serving : serving.filter((e) => subset.has(addressOf(e)));
-    const now = Date.now();
-    if (!candidates.some((e) => e.routable(now))) {
-      const why =
-        subset === null ? pickAmong(candidates).reason : "no endpoint of the subset hint can take it";
-      throw noEndpointError(decision.pool, why, null);
-    }
     const clientGone = new ClientGone();
     signal.addEventListener("abort", () => clientGone.abort(new Error("Envoy ended the stream")), {
       once: true,
     });
-    const placement = await queueForEndpoint(gw, gen, plan, rec, candidates, pickAmong, clientGone);
-    pool.picker.index.record(placement.endpoint.name, plan.pickRequest.blockHashes);
-    return { placement, plan, candidates };
+    return place(gw, gen, staged.plan, rec, clientGone, {
+      narrow:
+        subset === null
+          ? null
+          : { keep: (e) => subset.has(addressOf(e)), why: "no endpoint of the subset hint can take it" },
+    });
   }
 
-  /** The route Envoy gets, and the accounting of the request until the response ends. */
-  private route({ placement, plan, candidates }: Placed, rec: RequestRecord): EppDecision {
-    const gw = this.gw;
+  /** The route Envoy gets, and the request's one attempt until the response ends. */
+  private route({ pool, placement, plan, candidates }: Placed, rec: RequestRecord): EppDecision {
     const ep = placement.endpoint;
     const { pick } = placement;
-    recordPick(rec, placement);
-    rec.attempts = 1;
-    rec.endpoint = ep.name;
-    rec.modelVersion = ep.modelVersion ?? plan.decision.modelVersion;
-    rec.kvCacheUsedRatio = ep.kvUsage;
-    const inflight = gw.metrics.inflight.labels(plan.decision.pool, ep.name);
-    inflight.inc();
+    const attempt = startAttempt(this.gw, pool, plan, rec, placement);
     // Envoy retries down this list: the other routable candidates, best first by the picker's scores.
     const order = new Map(pick.topScores.map((t, i) => [t.endpoint, i]));
     const now = Date.now();
@@ -175,36 +145,31 @@ export class GatewayEppPicker implements EppPicker {
       done: (served, status) => {
         if (ended) return;
         ended = true;
-        placement.lease.release();
-        inflight.dec();
         if (served !== null && served !== addressOf(ep)) rec.addFallback(`served:${served}`);
         const usage = usageOf(tail);
         if (usage) {
           rec.inputTokensActual = usage.prompt;
           rec.outputTokens = usage.completion;
-          placement.lease.prefill?.reportOutput(usage.completion);
         }
         rec.httpStatus = status ?? rec.httpStatus;
+        let end: AttemptEnd;
         if (status === null) {
           rec.status = "client_cancelled";
           rec.clientCancelled = true;
           rec.httpStatus = 499;
-          ep.reportAbandoned();
+          end = { kind: "cancelled" };
         } else if (status >= 500) {
           rec.status = "error";
-          ep.reportFailure(status);
+          end = { kind: "failed", failure: status };
         } else {
           rec.status = status >= 400 ? "engine_rejected" : "ok";
-          ep.reportSuccess();
+          const used = usage && { promptTokens: usage.prompt, completionTokens: usage.completion };
+          end = { kind: "answered", status, brokenMidStream: false, usage: used };
         }
-        this.finish(rec);
+        attempt.end(end);
+        this.gw.hooks.settle(rec);
       },
     };
-  }
-
-  private finish(rec: RequestRecord): void {
-    if (rec.reservation !== null) settleBudget(this.gw, rec, rec.reservation);
-    settle(this.gw, rec);
   }
 }
 

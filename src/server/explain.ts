@@ -5,12 +5,12 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { GatewayError } from "../errors/gateway-error.js";
 import { overHardBound, placeable, softSaturation } from "../flow/saturation.js";
+import { pickerFor } from "../pipeline/pick-among.js";
+import type { GatewayRuntime } from "../pipeline/runtime.js";
 import { planSummary } from "../plan/plan-summary.js";
 import { planRequest, type RequestPlan } from "../plan/request-plan.js";
 import { rolloutOf } from "../plan/rollout-of.js";
 import type { ApiKind } from "../profile/request-profile.js";
-import type { GatewayRuntime } from "./gateway-runtime.js";
-import { pickerFor } from "./pick-request.js";
 
 /** Refusals of the route stage are an answer to explain; a malformed body is the admin caller's error. */
 const ROUTE_REFUSALS = new Set([

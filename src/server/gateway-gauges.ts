@@ -4,11 +4,11 @@
 
 import type { BudgetStore } from "../budget/budget-ledger.js";
 import type { DiscoveryStatus } from "../discovery/inference-pool-discovery.js";
+import type { Generation } from "../pipeline/pool-runtime.js";
 import type { TokenCorrection } from "../profile/token-correction.js";
 import type { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import type { LoopDelayWindow } from "../telemetry/loop-delay.js";
 import type { FoundEndpoint } from "./discovered-config.js";
-import type { Generation } from "./gateway-runtime.js";
 
 /** Sets every gauge from the generation in force (called by the registry at scrape time). */
 export function collectGauges(

@@ -22,12 +22,19 @@ import type { Placement } from "../flow/placement.js";
 import { close, listen } from "../http/http-listen.js";
 import { UpstreamPools } from "../http/upstream-pools.js";
 import { syncIndexCapacity } from "../picker/picker-profile.js";
+import type { HookSet } from "../pipeline/hooks.js";
+import { Identifier } from "../pipeline/identify.js";
+import { defaultHooks } from "../pipeline/plugins/default-hooks.js";
+import type { HookFactory } from "../pipeline/plugins/hook-factory.js";
+import type { PoolRuntime } from "../pipeline/pool-runtime.js";
+import type { GatewayRuntime } from "../pipeline/runtime.js";
 import type { ApiKind } from "../profile/request-profile.js";
 import { TokenCorrection } from "../profile/token-correction.js";
 import { routeModels } from "../route/model-list.js";
 import { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import { LoopDelayMonitor } from "../telemetry/loop-delay.js";
 import { ProcessMetrics } from "../telemetry/process-metrics.js";
+import { RegionWindow } from "../telemetry/region-window.js";
 import { RequestLog } from "../telemetry/request-log.js";
 import { REGION_SUMMARY_PATH, routeAdmin } from "./admin-routes.js";
 import { type BatchApi, isBatchPath, routeBatch } from "./batch-routes.js";
@@ -37,11 +44,8 @@ import { ConfigChanges } from "./config-changes.js";
 import { withDiscovered } from "./discovered-config.js";
 import { EngineRetirement } from "./engine-retirement.js";
 import { collectGauges } from "./gateway-gauges.js";
-import type { GatewayRuntime, PoolRuntime } from "./gateway-runtime.js";
 import { buildGeneration, type EngineChanges, type Generation, newEngines } from "./generation.js";
-import { Identifier } from "./identify.js";
 import { wirePassiveHealth } from "./passive-health.js";
-import { RegionWindow } from "./region-window.js";
 import { cutInProgress } from "./shutdown-cut.js";
 
 export interface GatewayOptions {
@@ -50,6 +54,8 @@ export interface GatewayOptions {
   /** Overrides the listen port (0 = any free port). */
   port?: number;
   host?: string;
+  /** Request-pipeline plugins run after the built-in ones at each hook point (pipeline/hooks.ts). */
+  hooks?: readonly HookFactory[];
 }
 
 /** The longest a reload waits for the first health check of the engines it adds (a probe times out at 1 s). */
@@ -66,6 +72,7 @@ export class Gateway implements GatewayRuntime {
   identifier: Identifier;
   readonly correction = new TokenCorrection();
   readonly regionWindow = new RegionWindow();
+  readonly hooks: HookSet;
   readonly adapterLoader = new AdapterLoader((ep, adapter) =>
     this.log.event("endpoint.adapter-registered", { pool: ep.pool, endpoint: ep.name, adapter }),
   );
@@ -116,6 +123,7 @@ export class Gateway implements GatewayRuntime {
     this.opts = opts;
     const g = config.gateway;
     this.log = new RequestLog(opts.logDestination ?? g.logging.destination);
+    this.hooks = defaultHooks(this, opts.hooks);
     this.batches = BatchService.open(config, this.log, this.metrics);
     this.batchApi =
       this.batches?.api(

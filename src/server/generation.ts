@@ -11,9 +11,9 @@ import { EndpointState, type EndpointStateOptions } from "../endpoints/endpoint-
 import { FlowControl, type FlowListeners } from "../flow/flow-control.js";
 import type { Placement } from "../flow/placement.js";
 import { buildPickerProfile, createPrefixIndex, sessionHeader } from "../picker/picker-profile.js";
+import type { Generation, PoolRuntime } from "../pipeline/pool-runtime.js";
 import { RetryBudget } from "../proxy/retry-budget.js";
 import { sendsToLegacy } from "../route/rollout-effect.js";
-import type { Generation, PoolRuntime } from "./gateway-runtime.js";
 
 export type { Generation };
 

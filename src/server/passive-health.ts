@@ -5,9 +5,9 @@
 // log events and metrics.
 
 import type { EndpointState } from "../endpoints/endpoint-state.js";
+import type { PoolRuntime } from "../pipeline/pool-runtime.js";
 import type { GatewayMetrics } from "../telemetry/gateway-metrics.js";
 import type { RequestLog } from "../telemetry/request-log.js";
-import type { PoolRuntime } from "./gateway-runtime.js";
 
 /** How long a pool's panic is reported as current after an ejection was last refused. */
 const PANIC_REPORT_MS = 10_000;

@@ -10,9 +10,9 @@ import { loadConfigTexts } from "../config/loader.js";
 import type { RegionSummary } from "../director/director-types.js";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
+import { RegionWindow } from "../telemetry/region-window.js";
 import { onePoolConfig } from "../testing/cli-gateway.js";
 import { Gateway } from "./gateway.js";
-import { RegionWindow } from "./region-window.js";
 
 const KEY = "sk-region-summary-01";
 

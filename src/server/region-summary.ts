@@ -8,8 +8,9 @@ import type { PoolFlowSettings } from "../config/inference-pool.js";
 import type { PoolHeadroom, RegionModel, RegionSummary } from "../director/director-types.js";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { saturationOf, waitBoundMs } from "../flow/saturation.js";
-import type { GatewayRuntime, PoolRuntime } from "./gateway-runtime.js";
-import type { RegionWindow } from "./region-window.js";
+import type { PoolRuntime } from "../pipeline/pool-runtime.js";
+import type { GatewayRuntime } from "../pipeline/runtime.js";
+import type { RegionWindow } from "../telemetry/region-window.js";
 
 /** The summary of the region this gateway serves, now. */
 export function regionSummary(

@@ -3,6 +3,7 @@
 
 import OpenAI from "openai";
 import { loadConfigTexts } from "../config/index.js";
+import type { HookFactory } from "../pipeline/plugins/hook-factory.js";
 import { Gateway } from "../server/gateway.js";
 import { makeEngineConfig } from "../sim/engine-config.js";
 import { SimReplica } from "../sim/replica.js";
@@ -51,6 +52,8 @@ export interface PlatformOptions {
   routeExtra?: string;
   /** An InferenceBudget document, as budget.yaml. */
   budgetYaml?: string;
+  /** Request-pipeline plugins added after the built-in ones. */
+  hooks?: readonly HookFactory[];
 }
 
 export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
@@ -174,7 +177,7 @@ ${opts.gatewayExtra ?? ""}`;
   if (opts.budgetYaml) configTexts["budget.yaml"] = opts.budgetYaml;
   const loaded = loadConfigTexts(configTexts);
   if (!loaded.ok) throw new Error(loaded.errors.map((e) => `${e.path}: ${e.message}`).join("\n"));
-  const gw = new Gateway(loaded.config, { logDestination: "none" });
+  const gw = new Gateway(loaded.config, { logDestination: "none", hooks: opts.hooks ?? [] });
   const lines: RequestLogLine[] = [];
   gw.log.listener = (l) => lines.push(l);
   const events: Platform["events"] = [];

@@ -152,7 +152,7 @@ export function virtualGateway(
         now,
       );
       leases.set(v, lease);
-      // What the gateway records (server/forward.ts's recordPick), from dispatch.
+      // What the gateway records (pipeline/attempt-start.ts), from dispatch.
       const predicted = lease.prefill?.estimatedMs ?? r.predictedTtftMs;
       if (predicted !== null) opts.predictions?.set(v, predicted);
       index.record(ep.name, blockHashes);

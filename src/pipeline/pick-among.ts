@@ -4,7 +4,7 @@
 import type { PickAmong } from "../flow/placement.js";
 import { pickEndpoint } from "../picker/framework/pick-endpoint.js";
 import type { PickRequest } from "../picker/framework/types.js";
-import type { PoolPicker } from "./gateway-runtime.js";
+import type { PoolPicker } from "./pool-runtime.js";
 
 export function pickerFor(picker: PoolPicker, request: PickRequest): PickAmong {
   return (candidates) =>

@@ -1,18 +1,22 @@
-// The forward stage: one placed request sent upstream, wrapped in what every attempt needs — the lease
-// and the in-flight gauge held exactly while it runs, the endpoint's outcome reported to outlier
-// ejection, the prefix index and adapter record told what the engine now holds, and a retry on the best
-// untried endpoint while nothing has reached the client and the retry budget allows. It returns one
-// typed outcome; `applyOutcome` maps it to the request's status and log fields in one place.
+// The gateway's hand-off: one placed request sent upstream, each attempt inside the pipeline's attempt
+// hooks (the lease held exactly while it runs; the in-flight gauge, adapter and prefix-index records,
+// outlier report, decode fit and token correction as plugins, hooks.ts), and a retry on the best untried
+// endpoint while nothing has reached the client and the retry budget allows. It returns one typed
+// outcome; `applyOutcome` maps it to the request's status and log fields in one place.
 
 import type { ServerResponse } from "node:http";
 import type { EndpointState } from "../endpoints/endpoint-state.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { PickAmong, Placement } from "../flow/placement.js";
+import type { Placement } from "../flow/placement.js";
 import { placeOn } from "../flow/request-ticket.js";
-import type { RequestPlan } from "../plan/request-plan.js";
 import { type AttemptOutcome, attemptUpstream, type ClientGone } from "../proxy/upstream-attempt.js";
-import type { GatewayRuntime, Generation, PoolRuntime } from "./gateway-runtime.js";
+import { startAttempt } from "./attempt-start.js";
+import { noEndpointError } from "./candidates.js";
+import type { AttemptEnd } from "./hooks.js";
+import type { Placed } from "./place.js";
+import type { Generation } from "./pool-runtime.js";
 import type { RequestRecord } from "./request-record.js";
+import type { GatewayRuntime } from "./runtime.js";
 
 export const API_PATHS = { chat: "/v1/chat/completions", completion: "/v1/completions" } as const;
 
@@ -33,12 +37,9 @@ export interface ForwardContext {
   readonly gw: GatewayRuntime;
   /** The generation the request arrived under. */
   readonly gen: Generation;
-  readonly pool: PoolRuntime;
-  readonly plan: RequestPlan;
+  /** The pool, plan, candidates and picker of the placed request. */
+  readonly placed: Placed;
   readonly rec: RequestRecord;
-  /** The endpoints that serve the request's model, version and adapter. */
-  readonly candidates: readonly EndpointState[];
-  readonly pickAmong: PickAmong;
   readonly res: ServerResponse;
   readonly clientGone: ClientGone;
   readonly upstreamHeaders: Record<string, string>;
@@ -48,13 +49,13 @@ export interface ForwardContext {
   readonly headersAlreadySent: () => boolean;
 }
 
-/** Sends the request from `first` on, retrying before the first byte; see the file header. */
-export async function forward(ctx: ForwardContext, first: Placement): Promise<ForwardOutcome> {
-  const budget = ctx.pool.retryBudget;
+/** Sends the placed request, retrying before the first byte; see the file header. */
+export async function forward(ctx: ForwardContext): Promise<ForwardOutcome> {
+  const budget = ctx.placed.pool.retryBudget;
   budget.begin();
   const retry = { held: false };
   try {
-    return await attempts(ctx, first, retry);
+    return await attempts(ctx, ctx.placed.placement, retry);
   } finally {
     if (retry.held) budget.retryDone();
     budget.end();
@@ -66,7 +67,8 @@ async function attempts(
   first: Placement,
   retry: { held: boolean },
 ): Promise<ForwardOutcome> {
-  const { gw, pool, plan, rec } = ctx;
+  const { gw, rec } = ctx;
+  const { pool, plan } = ctx.placed;
   const { decision } = plan;
   const settings = ctx.gen.config.gateway;
   const timeouts = settings.timeouts;
@@ -75,20 +77,7 @@ async function attempts(
   let placement = first;
   for (;;) {
     const ep = placement.endpoint;
-    recordPick(rec, placement);
-    // What the engine will now hold, so the next request of this prefix (or adapter) finds it.
-    pool.picker.index.record(ep.name, plan.pickRequest.blockHashes);
-    const adapter = decision.target.adapter;
-    if (adapter !== null) {
-      ep.adapterRecord.sent(adapter, ep.loras?.max ?? null);
-      ep.adapterRecord.began(adapter);
-    }
-    rec.attempts++;
-    rec.endpoint = ep.name;
-    rec.modelVersion = ep.modelVersion ?? decision.modelVersion;
-    rec.kvCacheUsedRatio = ep.kvUsage;
-    const inflight = gw.metrics.inflight.labels(decision.pool, ep.name);
-    inflight.inc();
+    const attempt = startAttempt(gw, pool, plan, rec, placement);
     const lease = placement.lease;
     const onFirstToken = () => {
       // Prefill is over on the engine: its view frees that work at once, which may let a queued request go.
@@ -110,7 +99,7 @@ async function attempts(
             responseHeaders: {
               "x-ai-route-pool": decision.pool,
               "x-ai-route-reason": decision.reason,
-              "x-ai-model-version": rec.modelVersion,
+              "x-ai-model-version": ep.modelVersion ?? decision.modelVersion,
               "x-ai-endpoint": ep.name,
             },
             traceId: rec.traceId,
@@ -124,26 +113,19 @@ async function attempts(
           ctx.res,
           ctx.clientGone,
         ));
-    } finally {
-      // The adapter's slot first: releasing the lease may place a queued request at once.
-      if (adapter !== null) ep.adapterRecord.ended(adapter);
-      lease.release();
-      inflight.dec();
+    } catch (err) {
+      attempt.end({ kind: "cancelled" });
+      throw err;
     }
+    attempt.end(attemptEnd(outcome));
     switch (outcome.kind) {
       case "done":
-        lease.prefill?.reportOutput(outcome.usage?.completion_tokens ?? 0);
-        if (outcome.brokenMidStream) ep.reportFailure("reset");
-        else ep.reportSuccess();
         return { kind: "answered", endpoint: ep, attempt: outcome };
       case "cancelled":
-        ep.reportAbandoned();
         return { kind: "cancelled", firstTokenAt: outcome.firstTokenAt };
       case "timeout_after_start":
-        ep.reportFailure("timeout");
         return { kind: "broken_after_start" };
       case "total_timeout":
-        ep.reportFailure("timeout");
         return {
           kind: "failed",
           error: new GatewayError(
@@ -156,17 +138,7 @@ async function attempts(
         const backpressure =
           outcome.reason === "status" && (outcome.status === 429 || outcome.status === 503);
         // Whether the endpoint is out now (this failure, or a sibling request's, marked it down or ejected it).
-        let out = false;
-        if (backpressure) {
-          // Full, not broken: skip it for as long as it asked, count nothing against it.
-          ep.reportBackpressure((outcome.retryAfterSeconds ?? 1) * 1000);
-        } else if (outcome.reason !== "adapter") {
-          ep.reportFailure(outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason);
-          out = !ep.routable(Date.now());
-        } else {
-          // The adapter could not be loaded there: nothing of the engine's health, but a probe's slot ends.
-          ep.reportAbandoned();
-        }
+        const out = !backpressure && outcome.reason !== "adapter" && !ep.routable(Date.now());
         rec.addFallback(`retry:${ep.name}:${outcome.reason}${outcome.status ? `=${outcome.status}` : ""}`);
         tried.add(ep);
         if (retry.held) {
@@ -180,7 +152,7 @@ async function attempts(
         if (redirect || (rec.attempts < maxAttempts && pool.retryBudget.tryRetry())) {
           retry.held = !redirect;
           // A retry does not queue again: it goes to the best endpoint not yet tried, room or not.
-          const pick = ctx.pickAmong(ctx.candidates.filter((e) => !tried.has(e)));
+          const pick = ctx.placed.pickAmong(ctx.placed.candidates.filter((e) => !tried.has(e)));
           if (!pick.endpoint) {
             return {
               kind: "failed",
@@ -237,8 +209,8 @@ async function attempts(
  * engine, which may serve everything else well, is not ejected for it.
  */
 async function registerAdapter(ctx: ForwardContext, ep: EndpointState): Promise<AttemptOutcome | null> {
-  const { adapter } = ctx.plan.decision.target;
-  const path = ctx.plan.decision.adapterPath;
+  const { adapter } = ctx.placed.plan.decision.target;
+  const path = ctx.placed.plan.decision.adapterPath;
   if (adapter === null || path === null) return null;
   const loading = ctx.gw.adapterLoader.ensure(ctx.gw.dispatcher(ep), ep, adapter, path);
   if (loading === null) return null;
@@ -247,37 +219,34 @@ async function registerAdapter(ctx: ForwardContext, ep: EndpointState): Promise<
   return { kind: "retryable", reason: "adapter", status: null, detail: r.detail };
 }
 
-/** The picker's choice on the request's record (mode, reason, top scores, predicted TTFT). */
-export function recordPick(rec: RequestRecord, placement: Placement): void {
-  const { pick } = placement;
-  rec.pickMode = pick.mode;
-  rec.pickReason = pick.reason;
-  rec.pickScores = pick.topScores.map((t) => `${t.endpoint}=${t.total.toFixed(3)}`).join(" ");
-  // The estimate of the TTFT the log records (`ttft_ms`, from arrival): the time the request has spent
-  // already, in the gateway queue and before, plus the step law's estimate from dispatch; the picker's
-  // ranking value where the endpoint keeps no prefill view.
-  const estimate = placement.lease.prefill?.estimatedMs;
-  rec.predictedTtftMs = estimate === undefined ? pick.predictedTtftMs : rec.elapsedMs() + estimate;
-  if (pick.mode !== "metrics") rec.addFallback(`pick:${pick.mode}`);
-}
-
-/**
- * No endpoint can serve the request: none is routable, or (`endpointsTried` > 0, the error's
- * `endpoints_tried`) each one tried failed it — the engines failed, which a caller that retries (the
- * batch runner) counts as an attempt rather than as a wait.
- */
-export function noEndpointError(
-  pool: string,
-  why: string,
-  backupPool: string | null,
-  endpointsTried = 0,
-): GatewayError {
-  return new GatewayError("no_healthy_endpoint", `pool ${pool}: ${why}`, {
-    route: pool,
-    retryAfterSeconds: 1,
-    fallbackOptions: backupPool ? [`pool:${backupPool}`, "retry_later"] : ["retry_later"],
-    ...(endpointsTried > 0 ? { details: { endpoints_tried: endpointsTried } } : {}),
-  });
+/** How an attempt's outcome ended it, for the attempt hooks. */
+function attemptEnd(outcome: AttemptOutcome): AttemptEnd {
+  switch (outcome.kind) {
+    case "done": {
+      const u = outcome.usage;
+      return {
+        kind: "answered",
+        status: outcome.status,
+        brokenMidStream: outcome.brokenMidStream !== null,
+        usage: u
+          ? { promptTokens: u.prompt_tokens ?? null, completionTokens: u.completion_tokens ?? null }
+          : null,
+      };
+    }
+    case "cancelled":
+      return { kind: "cancelled" };
+    case "timeout_after_start":
+    case "total_timeout":
+      return { kind: "timed_out" };
+    case "retryable":
+      if (outcome.reason === "status" && (outcome.status === 429 || outcome.status === 503))
+        return { kind: "backpressure", retryAfterMs: (outcome.retryAfterSeconds ?? 1) * 1000 };
+      if (outcome.reason === "adapter") return { kind: "adapter_failed" };
+      return {
+        kind: "failed",
+        failure: outcome.reason === "status" ? (outcome.status ?? 500) : outcome.reason,
+      };
+  }
 }
 
 /**
@@ -285,7 +254,8 @@ export function noEndpointError(
  * outcome is thrown, so the handler's error path sends it (or, after a heartbeat, its error event).
  */
 export function applyOutcome(ctx: ForwardContext, outcome: ForwardOutcome): void {
-  const { gw, rec, plan } = ctx;
+  const { gw, rec } = ctx;
+  const { plan } = ctx.placed;
   switch (outcome.kind) {
     case "failed":
       throw outcome.error;
@@ -312,9 +282,6 @@ export function applyOutcome(ctx: ForwardContext, outcome: ForwardOutcome): void
         rec.inputTokensActual = a.usage.prompt_tokens ?? null;
         rec.outputTokens = a.usage.completion_tokens ?? null;
         rec.cachedTokens = a.usage.prompt_tokens_details?.cached_tokens ?? null;
-        // Learned per served base model (adapters share its tokenizer).
-        if (rec.inputTokensActual !== null)
-          gw.correction.observe(plan.decision.baseModel, plan.profile.inputTokensRaw, rec.inputTokensActual);
       }
       if (a.upstreamClientError) {
         rec.status = "engine_rejected";

@@ -1,16 +1,16 @@
 // The budget stage of the request path (seed 004's InferenceBudget): after the route decision, before the
 // queue, a budgeted tenant's request reserves its estimated input, its max output and one concurrency
 // slot — or is refused with the budget it would break, used and limit, and when trying again can help.
-// The end of the request, whatever it was, settles the reservation with the engine's usage (the handler's
-// `finally`); a request that never reached an engine spent nothing.
+// The end of the request, whatever it was, settles the reservation with the engine's usage (the
+// budget-settle plugin); a request that never reached an engine spent nothing.
 
-import { type Admission, BudgetStoreUnavailable, type Reservation } from "../budget/budget-ledger.js";
+import { type Admission, BudgetStoreUnavailable } from "../budget/budget-ledger.js";
 import type { BudgetRefusal } from "../budget/budget-types.js";
 import type { GatewayConfigSet } from "../config/config-set.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { RequestPlan } from "../plan/request-plan.js";
-import type { GatewayRuntime } from "./gateway-runtime.js";
 import type { RequestRecord } from "./request-record.js";
+import type { GatewayRuntime } from "./runtime.js";
 
 const FALLBACKS: Readonly<Record<BudgetRefusal["code"], readonly string[]>> = {
   budget_exceeded: ["retry_later", "reduce_input", "reduce_max_tokens"],
@@ -60,21 +60,4 @@ export async function admitToBudget(
     fallbackOptions: FALLBACKS[r.code],
     details: { tenant, budget: r.budget, used: r.used, limit: r.limit },
   });
-}
-
-/**
- * Settles what the request reserved: the engine's usage when it reported one; nothing when no token came
- * back (never sent, refused by the gateway or the engine, failed before its first token); else — a stream cut after it started, a
- * client gone mid-answer — the reservation, which is the most it can have cost.
- */
-export function settleBudget(gw: GatewayRuntime, rec: RequestRecord, reservation: Reservation): void {
-  const known = rec.inputTokensActual !== null || rec.outputTokens !== null;
-  const nothing = !known && (!Number.isFinite(rec.firstTokenAt) || rec.status === "engine_rejected");
-  const settled = gw.budgets.settle(reservation, {
-    inputTokens: nothing ? 0 : rec.inputTokensActual,
-    outputTokens: nothing ? 0 : rec.outputTokens,
-  });
-  settled.catch((err: unknown) =>
-    gw.log.event("budget.settle-failed", { tenant: reservation.tenant, error: String(err) }),
-  );
 }

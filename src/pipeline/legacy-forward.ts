@@ -8,9 +8,9 @@ import type { GatewaySettings } from "../config/gateway-settings.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { attemptUpstream, type ClientGone } from "../proxy/upstream-attempt.js";
 import { API_PATHS } from "./forward.js";
-import type { GatewayRuntime } from "./gateway-runtime.js";
 import type { RequestRecord } from "./request-record.js";
 import type { LegacyRequest } from "./rollout-stage.js";
+import type { GatewayRuntime } from "./runtime.js";
 
 const LEGACY = "legacy";
 
