@@ -96,6 +96,24 @@ export class FieldReader {
     return checkInt(v, this.at(key), this.issues, rule);
   }
 
+  /** A finite number in [min, max] (either bound optional); undefined when absent or wrong. */
+  number(key: string, rule: { min?: number; max?: number } = {}): number | undefined {
+    const v = this.raw(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isFinite(v)) {
+      this.issues.error(this.at(key), `must be a number, got ${describe(v)}`);
+      return undefined;
+    }
+    const { min, max } = rule;
+    if ((min !== undefined && v < min) || (max !== undefined && v > max)) {
+      const range =
+        max === undefined ? `>= ${min}` : min === undefined ? `<= ${max}` : `between ${min} and ${max}`;
+      this.issues.error(this.at(key), `must be ${range}, got ${v}`);
+      return undefined;
+    }
+    return v;
+  }
+
   bool(key: string): boolean | undefined {
     const v = this.raw(key);
     if (v === undefined) return undefined;

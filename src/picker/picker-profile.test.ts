@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { EndpointState } from "../endpoints/endpoint-state.js";
 import { fakeEndpoint, pickRequest } from "../testing/fake-endpoint.js";
-import { FILTER_PARAMS, parseEndpointPickerConfig, SCORER_PARAMS } from "./config/endpoint-picker-config.js";
+import { FILTER_TYPES, parseEndpointPickerConfig, SCORER_TYPES } from "./config/endpoint-picker-config.js";
 import { pickEndpoint } from "./framework/pick-endpoint.js";
 import {
   buildPickerProfile,
@@ -24,17 +24,17 @@ function config(spec: Record<string, unknown>) {
 describe("buildPickerProfile", () => {
   it("builds every filter and scorer the catalogue names, skipping zero weights", () => {
     const c = config({
-      filters: Object.keys(FILTER_PARAMS).map((type) => ({ type })),
-      scorers: Object.keys(SCORER_PARAMS).map((type, i) => ({ type, weight: i === 0 ? 0 : 1 })),
+      filters: FILTER_TYPES.map((type) => ({ type })),
+      scorers: SCORER_TYPES.map((type, i) => ({ type, weight: i === 0 ? 0 : 1 })),
     });
     const p = buildPickerProfile(c);
     assert.deepEqual(
       p.filters.map((f) => f.type),
-      Object.keys(FILTER_PARAMS),
+      FILTER_TYPES,
     );
     assert.deepEqual(
       p.scorers.map((s) => s.scorer.type),
-      Object.keys(SCORER_PARAMS).slice(1),
+      SCORER_TYPES.slice(1),
     );
     assert.equal(sessionHeader(c), "x-session-id");
     assert.equal(sessionHeader(config({})), null);

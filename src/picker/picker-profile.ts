@@ -1,81 +1,25 @@
 // From a validated EndpointPicker config to what runs per request: the plugin instances of a profile,
 // the pool's prefix index, and the prompt hashing those settings imply.
 
-import type { EndpointPickerConfig, FilterRef, ScorerRef } from "./config/endpoint-picker-config.js";
-import {
-  concurrencyCapFilter,
-  kvWatermarkFilter,
-  loraAvailableFilter,
-  metricsFreshFilter,
-  notDrainingFilter,
-  readyFilter,
-  servesModelFilter,
-} from "./filters/endpoint-filters.js";
-import type { Filter, PickerEndpoint, PickerProfile, Scorer } from "./framework/types.js";
+import type { EndpointPickerConfig } from "./config/endpoint-picker-config.js";
+import type { PickerPlugins } from "./framework/plugin.js";
+import type { PickerEndpoint, PickerProfile } from "./framework/types.js";
 import { buildPeerAlgorithm } from "./peers/peers.js";
+import { PICKER_PLUGINS } from "./picker-plugins.js";
 import { maxScorePicker, powerOfTwoPicker } from "./pickers/max-score.js";
 import { promptBlockHashes } from "./prefix-index/block-hashes.js";
 import { PrefixIndex } from "./prefix-index/prefix-index.js";
-import { inflightTokensScorer } from "./scorers/inflight-tokens/inflight-tokens.js";
-import { kvCacheScorer } from "./scorers/kv-cache/kv-cache.js";
-import { loraAffinityScorer } from "./scorers/lora-affinity/lora-affinity.js";
-import { predictedDelayScorer } from "./scorers/predicted-delay/predicted-delay.js";
-import { prefixAffinityScorer } from "./scorers/prefix-affinity/prefix-affinity.js";
-import { queueDepthScorer } from "./scorers/queue-depth/queue-depth.js";
-import { sessionAffinityScorer } from "./scorers/session-affinity/session-affinity.js";
 
-function buildFilter(ref: FilterRef): Filter {
-  const p = ref.params;
-  const fo = ref.failOpen;
-  switch (ref.type) {
-    case "ready":
-      return readyFilter(fo);
-    case "not-draining":
-      return notDrainingFilter(fo);
-    case "serves-model":
-      return servesModelFilter(fo);
-    case "lora-available":
-      return loraAvailableFilter(fo);
-    case "kv-watermark":
-      return kvWatermarkFilter(p.threshold as number, fo);
-    case "concurrency-cap":
-      return concurrencyCapFilter(p.maxInflight as number, fo);
-    case "metrics-fresh":
-      return metricsFreshFilter(p.mode as "require" | "prefer", fo, p.graceMs as number | undefined);
-  }
-  throw new Error(
-    `unknown filter type ${JSON.stringify(ref.type)} (the config parser admits only known types)`,
-  );
-}
-
-function buildScorer(ref: ScorerRef): Scorer {
-  switch (ref.type) {
-    case "prefix-affinity":
-      return prefixAffinityScorer();
-    case "queue-depth":
-      return queueDepthScorer();
-    case "kv-cache":
-      return kvCacheScorer();
-    case "inflight-tokens":
-      return inflightTokensScorer(ref.params.floorTokens as number);
-    case "predicted-delay":
-      return predictedDelayScorer();
-    case "lora-affinity":
-      return loraAffinityScorer();
-    case "session-affinity":
-      return sessionAffinityScorer();
-  }
-  throw new Error(
-    `unknown scorer type ${JSON.stringify(ref.type)} (the config parser admits only known types)`,
-  );
-}
-
-export function buildPickerProfile(config: EndpointPickerConfig): PickerProfile {
+/** The profile's plugin instances, built by the registries the config was parsed against. */
+export function buildPickerProfile(
+  config: EndpointPickerConfig,
+  plugins: PickerPlugins = PICKER_PLUGINS,
+): PickerProfile {
   return {
-    filters: config.filters.map(buildFilter),
+    filters: config.filters.map((f) => plugins.filters.get(f.type).create(f.params, f.failOpen)),
     scorers: config.scorers
       .filter((s) => s.weight > 0)
-      .map((s) => ({ scorer: buildScorer(s), weight: s.weight })),
+      .map((s) => ({ scorer: plugins.scorers.get(s.type).create(s.params), weight: s.weight })),
     picker: config.picker.type === "power-of-two" ? powerOfTwoPicker() : maxScorePicker(),
     failOpen: config.failOpen,
     loadGuard: config.loadGuard,

@@ -2,43 +2,19 @@
 // with their parameters. Validated here from a plain object into typed config with sensible defaults.
 
 import { formatPath, IssueList, type PathSegment } from "../../config/errors.js";
-import { describe, FieldReader } from "../../config/fields.js";
+import { FieldReader } from "../../config/fields.js";
+import type { PickerPlugins, PluginParams, PluginRegistry } from "../framework/plugin.js";
 import { PEER_ALGORITHMS, type PeerName } from "../peers/peer-algorithm.js";
+import { PICKER_PLUGINS } from "../picker-plugins.js";
 
-export type ParamValue = number | string | boolean;
-
-type ParamSpec =
-  | { kind: "number"; default: number; min: number; max?: number }
-  | { kind: "int"; default: number; min: number; max?: number }
-  | { kind: "string"; default: string; oneOf?: readonly string[] };
-
-/** Every plugin type the config may name, and its parameters. */
-export const FILTER_PARAMS: Record<string, Record<string, ParamSpec>> = {
-  ready: {},
-  "not-draining": {},
-  "serves-model": {},
-  "lora-available": {},
-  "kv-watermark": { threshold: { kind: "number", default: 0.9, min: 0, max: 1 } },
-  "concurrency-cap": { maxInflight: { kind: "int", default: 256, min: 1 } },
-  "metrics-fresh": {
-    mode: { kind: "string", default: "prefer", oneOf: ["prefer", "require"] },
-    graceMs: { kind: "int", default: 2000, min: 0 },
-  },
-};
-export const SCORER_PARAMS: Record<string, Record<string, ParamSpec>> = {
-  "prefix-affinity": {},
-  "queue-depth": {},
-  "kv-cache": {},
-  "inflight-tokens": { floorTokens: { kind: "int", default: 8192, min: 1 } },
-  "predicted-delay": {},
-  "lora-affinity": {},
-  "session-affinity": { header: { kind: "string", default: "x-session-id" } },
-};
+/** The filter and scorer types the config may name: their registries (filters/filters.ts, scorers/scorers.ts). */
+export const FILTER_TYPES: readonly string[] = PICKER_PLUGINS.filters.types;
+export const SCORER_TYPES: readonly string[] = PICKER_PLUGINS.scorers.types;
 export const PICKER_TYPES = ["max-score", "power-of-two"] as const;
 
 export interface FilterRef {
   readonly type: string;
-  readonly params: Readonly<Record<string, ParamValue>>;
+  readonly params: PluginParams;
   /** Overrides the profile's failOpen for this filter; undefined inherits it. */
   readonly failOpen?: boolean;
 }
@@ -46,7 +22,7 @@ export interface FilterRef {
 export interface ScorerRef {
   readonly type: string;
   readonly weight: number;
-  readonly params: Readonly<Record<string, ParamValue>>;
+  readonly params: PluginParams;
 }
 
 export interface PrefixIndexConfig {
@@ -132,6 +108,7 @@ export const DEFAULT_FILTERS: readonly FilterRef[] = [
 export function parseEndpointPickerConfig(
   value: unknown,
   path: readonly PathSegment[] = [],
+  plugins: PickerPlugins = PICKER_PLUGINS,
 ): ParsedPickerConfig {
   const issues = new IssueList();
   const spec = FieldReader.of(value ?? {}, path, issues);
@@ -139,8 +116,8 @@ export function parseEndpointPickerConfig(
   if (spec) {
     const algorithm = (spec.string("algorithm", { oneOf: PICKER_ALGORITHMS }) ??
       "tokengate") as PickerAlgorithm;
-    const filters = refs(spec, "filters", FILTER_PARAMS, false) as FilterRef[] | undefined;
-    const scorers = refs(spec, "scorers", SCORER_PARAMS, true) as ScorerRef[] | undefined;
+    const filters = refs(spec, "filters", plugins.filters, false) as FilterRef[] | undefined;
+    const scorers = refs(spec, "scorers", plugins.scorers, true) as ScorerRef[] | undefined;
     const pickerMap = spec.map("picker");
     const pickerType = pickerMap?.string("type", { required: true, oneOf: PICKER_TYPES }) ?? "max-score";
     pickerMap?.done();
@@ -207,7 +184,7 @@ function parseLoadGuard(spec: FieldReader): { marginMs: number } | null {
 function refs(
   spec: FieldReader,
   key: string,
-  catalogue: Record<string, Record<string, ParamSpec>>,
+  registry: PluginRegistry<{ readonly type: string; params(entry: FieldReader | null): PluginParams }>,
   weighted: boolean,
 ): (FilterRef | ScorerRef)[] | undefined {
   const items = spec.list(key);
@@ -217,14 +194,11 @@ function refs(
   items.forEach((item, i) => {
     const r = FieldReader.of(item, spec.at(key, i), spec.issues);
     if (!r) return;
-    const type = r.string("type", { required: true, oneOf: Object.keys(catalogue) });
+    const type = r.string("type", { required: true, oneOf: registry.types });
     if (type && seen.has(type)) r.issues.error(r.at("type"), `${key} lists ${JSON.stringify(type)} twice`);
     if (type) seen.add(type);
-    const params: Record<string, ParamValue> = {};
-    for (const [name, p] of Object.entries(type ? catalogue[type]! : {})) {
-      const v = param(r, name, p);
-      if (v !== undefined) params[name] = v;
-    }
+    // The plugin reads its own parameters (and marks them known); an unknown type has none to read.
+    const params = type ? registry.get(type).params(r) : {};
     if (weighted) {
       const weight = num(r, "weight", 1, 0);
       r.done();
@@ -238,26 +212,7 @@ function refs(
   return out;
 }
 
-function param(r: FieldReader, name: string, p: ParamSpec): ParamValue | undefined {
-  if (p.kind === "string") return r.string(name, p.oneOf ? { oneOf: p.oneOf } : {}) ?? p.default;
-  if (p.kind === "int")
-    return r.int(name, { min: p.min, ...(p.max === undefined ? {} : { max: p.max }) }) ?? p.default;
-  return num(r, name, p.default, p.min, p.max);
-}
-
-/** A finite number in [min, max]; the default when absent (or the reader itself is absent). */
+/** A finite number in [min, max]; the default when absent, wrong (reported), or the reader itself is absent. */
 function num(r: FieldReader | null, key: string, dflt: number, min: number, max?: number): number {
-  if (!r) return dflt;
-  const v = r.raw(key);
-  if (v === undefined) return dflt;
-  if (typeof v !== "number" || !Number.isFinite(v)) {
-    r.issues.error(r.at(key), `must be a number, got ${describe(v)}`);
-    return dflt;
-  }
-  if (v < min || (max !== undefined && v > max)) {
-    const range = max === undefined ? `>= ${min}` : `between ${min} and ${max}`;
-    r.issues.error(r.at(key), `must be ${range}, got ${v}`);
-    return dflt;
-  }
-  return v;
+  return r?.number(key, max === undefined ? { min } : { min, max }) ?? dflt;
 }

@@ -2,6 +2,7 @@
 // Updated by the caller at decision time, so it moves within a burst where scraped metrics cannot.
 
 import { scoreBuffer } from "../../framework/cost-model.js";
+import type { ScorerPlugin } from "../../framework/plugin.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 
 /**
@@ -22,3 +23,10 @@ export function inflightTokensScorer(floorTokens = 8192): Scorer {
     },
   };
 }
+
+/** As the EndpointPicker config names it (scorers/scorers.ts). */
+export const inflightTokens: ScorerPlugin<{ floorTokens: number }> = {
+  type: "inflight-tokens",
+  params: (entry) => ({ floorTokens: entry?.int("floorTokens", { min: 1 }) ?? 8192 }),
+  create: (p) => inflightTokensScorer(p.floorTokens),
+};

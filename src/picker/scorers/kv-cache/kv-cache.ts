@@ -2,6 +2,7 @@
 // last known capacity stand in; with neither, a neutral 0.5 that cannot sway the pick.
 
 import { clamp01, scoreBuffer } from "../../framework/cost-model.js";
+import type { ScorerPlugin } from "../../framework/plugin.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 
 export function kvCacheScorer(): Scorer {
@@ -25,3 +26,10 @@ export function kvCacheScorer(): Scorer {
     },
   };
 }
+
+/** As the EndpointPicker config names it (scorers/scorers.ts). */
+export const kvCache: ScorerPlugin<Record<string, never>> = {
+  type: "kv-cache",
+  params: () => ({}),
+  create: () => kvCacheScorer(),
+};

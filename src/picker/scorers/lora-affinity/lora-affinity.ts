@@ -10,6 +10,7 @@
 // yields to, like prefix affinity — spreads it once its engines queue `marginMs` longer than another.
 
 import { scoreBuffer } from "../../framework/cost-model.js";
+import type { ScorerPlugin } from "../../framework/plugin.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 
 export const LORA_TIERS = {
@@ -46,3 +47,10 @@ function tier(e: PickerEndpoint, lora: string): number {
   if (l.waiting.includes(lora)) return LORA_TIERS.queued;
   return LORA_TIERS.full;
 }
+
+/** As the EndpointPicker config names it (scorers/scorers.ts). */
+export const loraAffinity: ScorerPlugin<Record<string, never>> = {
+  type: "lora-affinity",
+  params: () => ({}),
+  create: () => loraAffinityScorer(),
+};

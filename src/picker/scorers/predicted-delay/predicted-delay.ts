@@ -2,6 +2,7 @@
 // min-max normalised, so cache affinity and load are traded in one unit, milliseconds.
 
 import { invertedMinMax, predictedDelayMs, scoreBuffer } from "../../framework/cost-model.js";
+import type { ScorerPlugin } from "../../framework/plugin.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 
 export function predictedDelayScorer(): Scorer {
@@ -28,3 +29,10 @@ export function predictedDelayScorer(): Scorer {
     },
   };
 }
+
+/** As the EndpointPicker config names it (scorers/scorers.ts). */
+export const predictedDelay: ScorerPlugin<Record<string, never>> = {
+  type: "predicted-delay",
+  params: () => ({}),
+  create: () => predictedDelayScorer(),
+};

@@ -2,6 +2,7 @@
 // gateway learns from its own picks (the cycle matches the prompt once; this scorer only divides).
 
 import { scoreBuffer } from "../../framework/cost-model.js";
+import type { ScorerPlugin } from "../../framework/plugin.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 
 export function prefixAffinityScorer(): Scorer {
@@ -18,3 +19,10 @@ export function prefixAffinityScorer(): Scorer {
     },
   };
 }
+
+/** As the EndpointPicker config names it (scorers/scorers.ts). */
+export const prefixAffinity: ScorerPlugin<Record<string, never>> = {
+  type: "prefix-affinity",
+  params: () => ({}),
+  create: () => prefixAffinityScorer(),
+};

@@ -2,6 +2,7 @@
 // (the shortest queue scores 1, the longest 0, all equal → 1).
 
 import { invertedMinMax, queuedAhead, scoreBuffer } from "../../framework/cost-model.js";
+import type { ScorerPlugin } from "../../framework/plugin.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 
 export function queueDepthScorer(): Scorer {
@@ -16,3 +17,10 @@ export function queueDepthScorer(): Scorer {
     },
   };
 }
+
+/** As the EndpointPicker config names it (scorers/scorers.ts). */
+export const queueDepth: ScorerPlugin<Record<string, never>> = {
+  type: "queue-depth",
+  params: () => ({}),
+  create: () => queueDepthScorer(),
+};

@@ -2,6 +2,7 @@
 // which needs no table and moves only the sessions of an endpoint that leaves the candidate set.
 
 import { scoreBuffer } from "../../framework/cost-model.js";
+import type { ScorerPlugin } from "../../framework/plugin.js";
 import type { PickerEndpoint, Scorer, ScoringContext } from "../../framework/types.js";
 import { hashChars } from "../../prefix-index/block-hashes.js";
 
@@ -30,3 +31,10 @@ export function sessionAffinityScorer(): Scorer {
     },
   };
 }
+
+/** As the EndpointPicker config names it (scorers/scorers.ts). */
+export const sessionAffinity: ScorerPlugin<{ header: string }> = {
+  type: "session-affinity",
+  params: (entry) => ({ header: entry?.string("header") ?? "x-session-id" }),
+  create: () => sessionAffinityScorer(),
+};
