@@ -1,6 +1,7 @@
 // InferencePool: one group of engines serving one model — its engine dialect, the model name sent upstream,
 // and a static endpoint list (Kubernetes discovery comes later).
 
+import { ENGINE_DIALECT_NAMES, type EngineDialectName } from "../engines/dialects.js";
 import type { Envelope } from "./envelope.js";
 import type { IssueList, PathSegment } from "./errors.js";
 import { FieldReader, quoted } from "./fields.js";
@@ -27,8 +28,9 @@ import {
   type SaturationBounds,
 } from "./saturation-bounds.js";
 
-export type EngineDialect = "vllm" | "sglang";
-export const ENGINE_DIALECTS: readonly EngineDialect[] = ["vllm", "sglang"];
+/** An engine dialect's name (engines/dialects.ts: one per engine tokengate knows). */
+export type EngineDialect = EngineDialectName;
+export const ENGINE_DIALECTS: readonly EngineDialect[] = ENGINE_DIALECT_NAMES;
 
 export interface PoolEndpoint {
   /** Label for logs and metrics; defaults to `host:port`. */

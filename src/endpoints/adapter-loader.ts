@@ -1,11 +1,12 @@
-// Registers a LoRA adapter on an engine that does not list it, before the first request for it there:
-// `POST /v1/load_lora_adapter {lora_name, lora_path}`, as vLLM serves it with
-// VLLM_ALLOW_RUNTIME_LORA_UPDATING. A pool declares where each adapter loads from
+// Registers a LoRA adapter on an engine that does not list it, before the first request for it there,
+// through its dialect's runtime LoRA API (engines/: vLLM's `POST /v1/load_lora_adapter`, SGLang's
+// `POST /load_lora_adapter`, both `{lora_name, lora_path}`). A pool declares where each adapter loads from
 // (`loraAdapters: [{name, path}]`); an engine added to the pool later, or restarted, then serves every
 // adapter without being started with all of them. One load per engine and adapter is in flight at once;
 // requests that arrive meanwhile wait for it.
 
 import type { Dispatcher } from "undici";
+import { DIALECTS } from "../engines/dialects.js";
 import type { EndpointState } from "./endpoint-state.js";
 
 export type AdapterLoad = { readonly ok: true } | { readonly ok: false; readonly detail: string };
@@ -48,29 +49,32 @@ async function load(
   adapter: string,
   path: string,
 ): Promise<AdapterLoad> {
+  const api = DIALECTS[ep.dialect].adapters;
+  if (api === null)
+    return { ok: false, detail: `${ep.dialect} engines cannot register adapter ${adapter} at run time` };
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (ep.authorization !== null) headers.authorization = ep.authorization;
   try {
     const res = await dispatcher.request({
       origin: ep.url,
-      path: "/v1/load_lora_adapter",
+      path: api.loadPath,
       method: "POST",
       headers,
-      body: JSON.stringify({ lora_name: adapter, lora_path: path }),
+      body: JSON.stringify(api.loadBody(adapter, path)),
       signal: AbortSignal.timeout(LOAD_TIMEOUT_MS),
     });
     const text = await res.body.text();
-    // vLLM answers 400 when the name is already registered (another gateway replica loaded it first).
-    const already = res.statusCode === 400 && /already been loaded/.test(text);
+    // Already registered: another gateway replica loaded it first.
+    const already = res.statusCode !== 200 && api.alreadyLoaded(res.statusCode, text, adapter);
     if (res.statusCode !== 200 && !already) {
       return {
         ok: false,
-        detail: `load_lora_adapter ${adapter}: HTTP ${res.statusCode} ${text.slice(0, 200)}`,
+        detail: `${api.loadPath} ${adapter}: HTTP ${res.statusCode} ${text.slice(0, 200)}`,
       };
     }
     ep.servedAdapters = new Set([...(ep.servedAdapters ?? []), adapter]);
     return { ok: true };
   } catch (err) {
-    return { ok: false, detail: `load_lora_adapter ${adapter}: ${(err as Error).message}` };
+    return { ok: false, detail: `${api.loadPath} ${adapter}: ${(err as Error).message}` };
   }
 }

@@ -1,7 +1,8 @@
-// Where each engine dialect (vLLM, SGLang) prints the numbers a router needs, and one function that turns
-// a scraped /metrics page into an EngineReading. A metric the page does not carry reads as null.
+// One function that turns a scraped /metrics page into an EngineReading, by the names its engine dialect
+// prints (engines/). A metric the page does not carry reads as null.
 
-import type { EngineDialect } from "../config/inference-pool.js";
+import { DIALECTS, type EngineDialectName } from "../engines/dialects.js";
+import type { DialectMetrics, InfoMetric } from "../engines/engine-dialect.js";
 import {
   type HistogramBucket,
   histogramBuckets,
@@ -11,75 +12,10 @@ import {
   type Sample,
 } from "../telemetry/prom-parse.js";
 
-/** An info metric: a constant series whose labels carry the values. */
-export interface InfoMetric {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-}
-
-/**
- * Sample names per signal. Lists are tried in order and the first name present on the page wins, so a
- * renamed metric (vLLM 0.9 renamed `gpu_cache_usage_perc`) keeps working on older engines.
- */
-export interface DialectMetrics {
-  readonly waiting: readonly string[];
-  readonly running: readonly string[];
-  /** KV cache in use, 0..1. */
-  readonly kvUsage: readonly string[];
-  /** Labels `blockSize` and `numBlocks` name the label keys on the info series. */
-  readonly cacheConfig: InfoMetric | null;
-  /** Gauges carrying the same two numbers, for engines that print them as plain gauges. */
-  readonly blockSizeGauge: readonly string[];
-  readonly numBlocksGauge: readonly string[];
-  /** Labels `max`, `running`, `waiting` name the label keys on the LoRA info series. */
-  readonly lora: InfoMetric | null;
-  /** Counters of prefix-cache hits and queries, both in tokens. */
-  readonly prefixHits: readonly string[];
-  readonly prefixQueries: readonly string[];
-  /** A hit-rate gauge the engine computes itself; used only when the counters are missing. */
-  readonly prefixHitRateGauge: readonly string[];
-  /** The `_bucket` samples of the time-to-first-token histogram. */
-  readonly ttftBuckets: readonly string[];
-}
-
-export const DIALECT_METRICS: Readonly<Record<EngineDialect, DialectMetrics>> = {
-  vllm: {
-    waiting: ["vllm:num_requests_waiting"],
-    running: ["vllm:num_requests_running"],
-    kvUsage: ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"],
-    cacheConfig: {
-      name: "vllm:cache_config_info",
-      labels: { blockSize: "block_size", numBlocks: "num_gpu_blocks" },
-    },
-    blockSizeGauge: [],
-    numBlocksGauge: [],
-    lora: {
-      name: "vllm:lora_requests_info",
-      labels: { max: "max_lora", running: "running_lora_adapters", waiting: "waiting_lora_adapters" },
-    },
-    prefixHits: ["vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"],
-    prefixQueries: ["vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"],
-    prefixHitRateGauge: [],
-    ttftBuckets: ["vllm:time_to_first_token_seconds_bucket"],
-  },
-  sglang: {
-    waiting: ["sglang:num_queue_reqs"],
-    running: ["sglang:num_running_reqs"],
-    kvUsage: ["sglang:token_usage"],
-    // GIE's model-server protocol names the info series; recent SGLang prints plain gauges instead.
-    cacheConfig: {
-      name: "sglang:cache_config_info",
-      labels: { blockSize: "page_size", numBlocks: "num_pages" },
-    },
-    blockSizeGauge: ["sglang:page_size"],
-    numBlocksGauge: ["sglang:num_pages"],
-    lora: null,
-    // SGLang's prompt counter includes cached tokens, so cached/prompt is the hit rate in tokens.
-    prefixHits: ["sglang:cached_tokens_total"],
-    prefixQueries: ["sglang:prompt_tokens_total"],
-    prefixHitRateGauge: ["sglang:cache_hit_rate"],
-    ttftBuckets: ["sglang:time_to_first_token_seconds_bucket"],
-  },
+/** Each dialect's metric names, by dialect. */
+export const DIALECT_METRICS: Readonly<Record<EngineDialectName, DialectMetrics>> = {
+  vllm: DIALECTS.vllm.metrics,
+  sglang: DIALECTS.sglang.metrics,
 };
 
 export interface LoraState {
@@ -103,10 +39,10 @@ export interface EngineReading {
   ttftBuckets: HistogramBucket[] | null;
 }
 
-const ONLY = new Map<EngineDialect, ReadonlySet<string>>();
+const ONLY = new Map<EngineDialectName, ReadonlySet<string>>();
 
 /** Every sample name the dialect reads, for the parser's `only` filter. */
-export function sampleNames(dialect: EngineDialect): ReadonlySet<string> {
+export function sampleNames(dialect: EngineDialectName): ReadonlySet<string> {
   let names = ONLY.get(dialect);
   if (names === undefined) {
     const d = DIALECT_METRICS[dialect];
@@ -134,7 +70,7 @@ export function sampleNames(dialect: EngineDialect): ReadonlySet<string> {
  * const r = readEngineMetrics(await body.text(), "vllm");
  * r.waiting // 3, or null when the page has no vllm:num_requests_waiting
  */
-export function readEngineMetrics(text: string, dialect: EngineDialect): EngineReading {
+export function readEngineMetrics(text: string, dialect: EngineDialectName): EngineReading {
   return readParsedMetrics(parsePrometheusText(text, { only: sampleNames(dialect) }), dialect);
 }
 
@@ -143,7 +79,7 @@ export function readEngineMetrics(text: string, dialect: EngineDialect): EngineR
  * data-parallel engines behind one endpoint all queue there); KV usage takes the fullest engine, since
  * that one runs out first.
  */
-export function readParsedMetrics(m: ParsedMetrics, dialect: EngineDialect): EngineReading {
+export function readParsedMetrics(m: ParsedMetrics, dialect: EngineDialectName): EngineReading {
   const d = DIALECT_METRICS[dialect];
   const cache = d.cacheConfig ? firstInfo(m.get(d.cacheConfig.name)) : undefined;
   const cacheLabel = (key: string): number | null =>

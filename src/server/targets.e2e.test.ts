@@ -22,11 +22,13 @@ async function replica(
   profile = "instant",
   maxLoras = 2,
   modelVersion: string | null = null,
+  dialect: "vllm" | "sglang" = "vllm",
 ): Promise<SimReplica> {
   const r = new SimReplica({
     name,
     port: 0,
     modelVersion,
+    dialect,
     engine: makeEngineConfig(profile, "base-8b", { maxModelLen: 8192, loraModules: loras, maxLoras }),
     seed: 1,
   });
@@ -331,6 +333,63 @@ spec:
       assert.match(err.message, /no endpoint has adapter tone-listed registered/);
       return true;
     });
+  });
+});
+
+describe("adapters the gateway registers on SGLang engines", () => {
+  let rig: Rig;
+  let reps: SimReplica[];
+  before(async () => {
+    reps = [await replica("sg-0", [], "instant", 2, null, "sglang")];
+    const pools = `
+apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: runtime }
+spec:
+  engine: sglang
+  model: base-8b
+  loraAdapters: [{ name: tone-x, path: /adapters/tone-x }, { name: tone-y, path: /adapters/tone-y }]
+  endpoints: [${reps.map((r) => `{ url: "${r.url}", name: ${r.name} }`).join(", ")}]
+  metrics: { intervalMs: 100 }
+  health: { intervalMs: 100 }
+`;
+    const route = `${ROUTE_HEAD}
+    runtime:
+      defaultPool: runtime
+      pools: [{ name: runtime, maxInputTokens: 8192, maxOutputTokens: 256 }]
+`;
+    rig = await startRig(
+      pools,
+      route,
+      reps.map((r) => () => r.stop()),
+    );
+  });
+  after(() => rig.stop());
+
+  it("registers through SGLang's own route (POST /load_lora_adapter), not vLLM's", async () => {
+    const { data } = await ask(rig.client, "tone-x");
+    assert.equal(data.model, "tone-x");
+    const registered = rig.events.filter((e) => e.event === "endpoint.adapter-registered");
+    assert.deepEqual(
+      registered.map((e) => e.fields.adapter),
+      ["tone-x"],
+    );
+    // The engine has no vLLM route: a load there would have failed the request.
+    const vllmRoute = await fetch(`${reps[0]!.url}/v1/load_lora_adapter`, { method: "POST", body: "{}" });
+    assert.equal(vllmRoute.status, 404);
+  });
+
+  it("takes an adapter another gateway replica registered first as registered", async () => {
+    // Loaded behind the gateway's back, before it next reads the engine's models: its load is refused
+    // with the adapter among those the engine holds.
+    const direct = await fetch(`${reps[0]!.url}/load_lora_adapter`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ lora_name: "tone-y", lora_path: "/adapters/tone-y" }),
+    });
+    assert.equal(direct.status, 200);
+    const { data } = await ask(rig.client, "tone-y");
+    assert.equal(data.model, "tone-y");
   });
 });
 

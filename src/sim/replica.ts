@@ -27,6 +27,7 @@ import {
   LoraAdapters,
   loadLoraAdapter,
   modelList,
+  sglangLoraUpdate,
   unloadLoraAdapter,
 } from "./served-models.js";
 import { tokenize } from "./tokenizer.js";
@@ -230,12 +231,22 @@ export class SimReplica {
       return;
     }
     if (m === "GET" && path === "/v1/models") return this.sendJson(res, 200, this.models());
-    if (m === "POST" && path === "/v1/load_lora_adapter")
-      return this.withJson(req, res, (b) => sendText(res, loadLoraAdapter(this.engine.cfg, this.loras, b)));
-    if (m === "POST" && path === "/v1/unload_lora_adapter")
-      return this.withJson(req, res, (b) =>
-        sendText(res, unloadLoraAdapter(this.loras, this.engine.lora, b)),
-      );
+    // Each dialect's runtime LoRA routes: vLLM's under /v1 (plain-text answers), SGLang's without (JSON).
+    const sglang = this.opts.dialect === "sglang";
+    if (m === "POST" && path === (sglang ? "/load_lora_adapter" : "/v1/load_lora_adapter"))
+      return this.withJson(req, res, (b) => {
+        const load = () => loadLoraAdapter(this.engine.cfg, this.loras, b);
+        if (!sglang) return sendText(res, load());
+        const r = sglangLoraUpdate(this.loras, load);
+        this.sendJson(res, r.status, r.body);
+      });
+    if (m === "POST" && path === (sglang ? "/unload_lora_adapter" : "/v1/unload_lora_adapter"))
+      return this.withJson(req, res, (b) => {
+        const unload = () => unloadLoraAdapter(this.loras, this.engine.lora, b);
+        if (!sglang) return sendText(res, unload());
+        const r = sglangLoraUpdate(this.loras, unload);
+        this.sendJson(res, r.status, r.body);
+      });
     if (m === "GET" && path === "/version") return this.sendJson(res, 200, { version: "tokengate-sim" });
     if (m === "POST" && path === "/tokenize")
       return this.withJson(req, res, (b) => this.tokenizeEndpoint(b, res));

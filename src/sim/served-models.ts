@@ -171,3 +171,28 @@ export function unloadLoraAdapter(adapters: LoraAdapters, slots: LoraSlots, body
   slots.evict(name);
   return `Success: LoRA adapter '${name}' removed successfully.`;
 }
+
+/**
+ * SGLang's `POST /load_lora_adapter` and `/unload_lora_adapter`: the same registration, answered as
+ * SGLang answers — `{success, error_message, loaded_adapters}` (name → path), 400 when refused.
+ */
+export function sglangLoraUpdate(
+  adapters: LoraAdapters,
+  update: () => unknown,
+): {
+  status: number;
+  body: { success: boolean; error_message: string; loaded_adapters: Record<string, string> };
+} {
+  let error: string | null = null;
+  try {
+    update();
+  } catch (err) {
+    if (!(err instanceof SimHttpError)) throw err;
+    error = err.message;
+  }
+  const loaded = Object.fromEntries(adapters.modules().map((m) => [m.name, m.path]));
+  return {
+    status: error === null ? 200 : 400,
+    body: { success: error === null, error_message: error ?? "", loaded_adapters: loaded },
+  };
+}
