@@ -67,6 +67,24 @@ describe("the prefill view's accounting", () => {
     first.end(900);
   });
 
+  it("the API server's backlog is at most the requests still waiting for their first token", () => {
+    const load = new PrefillLoad({
+      prefillMsPerToken: 0.1,
+      baseMs: 40,
+      frontendMsPerRequest: 10,
+      stepTokens: 8192,
+    });
+    // An engine whose API server is much faster than the prior's 10 ms a request: 1,000 requests, 1 ms
+    // apart, each answered 1 ms after it was sent.
+    for (let i = 0; i < 1000; i++) load.begin(20, true, i, null).firstToken(i + 1);
+    assert.ok(load.frontendWaitMs(1000) <= 10, `no backlog piles up (${load.frontendWaitMs(1000)} ms)`);
+    // Sent at once and none answered yet: they queue in the API server, 10 ms each.
+    const burst = Array.from({ length: 5 }, () => load.begin(20, true, 2000, null));
+    assert.equal(load.frontendWaitMs(2000), 50);
+    burst[0]!.firstToken(2001);
+    assert.equal(load.frontendWaitMs(2001), 40, "one passed on: four shares at most");
+  });
+
   it("the oldest prompt drains at the fit's rate once its intercept passed, never below the prompts ahead", () => {
     // The prior: 20 ms, then 0.1 ms a token (10 tokens a ms).
     const load = new PrefillLoad();

@@ -154,7 +154,8 @@ export class PrefillLoad implements ClaimHolder {
 
   /**
    * How long a request sent now waits for the engine's API server to finish the ones sent before it,
-   * ms: the requests this gateway sent, at the prior's frontendMsPerRequest each, one after another.
+   * ms: the requests this gateway sent, at the prior's frontendMsPerRequest each, one after another —
+   * at most one such share for each request still waiting for its first token.
    */
   frontendWaitMs(now: number): number {
     return Math.max(0, this.frontendFreeAt - now);
@@ -442,7 +443,12 @@ export class PrefillLoad implements ClaimHolder {
     if (stream) this.waitingStreams.add(claim);
     this.inPrefill.add(claim);
     if (lora.adapter !== null && lora.skipped(lora.adapter)) this.totals.adapterLoad();
-    this.frontendFreeAt = Math.max(now, this.frontendFreeAt) + this.prior.frontendMsPerRequest;
+    const perRequest = this.prior.frontendMsPerRequest;
+    // Never more backlog than the requests it could hold: those still waiting for their first token.
+    this.frontendFreeAt = Math.min(
+      Math.max(now, this.frontendFreeAt) + perRequest,
+      now + (this.pendingRequests + 1) * perRequest,
+    );
     this.pendingTokens += tokens;
     if (this.pendingRequests++ === 0 && !Number.isNaN(this.idleFrom)) {
       this.idleMs += Math.max(0, now - this.idleFrom);
@@ -463,6 +469,12 @@ export class PrefillLoad implements ClaimHolder {
   leavePrefill(c: PrefillClaim, observed: boolean, now: number): void {
     this.pendingTokens = Math.max(0, this.pendingTokens - c.tokens);
     this.pendingRequests = Math.max(0, this.pendingRequests - 1);
+    // A request the API server has passed on is no longer its backlog: an engine whose server is faster
+    // than the prior's frontendMsPerRequest (several API server processes, a lighter frontend) would
+    // otherwise seem to fall further behind with every request, without bound (at 1,000 req/s on two
+    // fast engines, a predicted TTFT of 40 s after 10 s).
+    const bound = now + this.pendingRequests * this.prior.frontendMsPerRequest;
+    if (this.frontendFreeAt > bound) this.frontendFreeAt = bound;
     if (this.pendingRequests === 0 && Number.isNaN(this.idleFrom)) this.idleFrom = now;
     this.lastPrefillEnd = now;
     this.waitingStreams.delete(c);
