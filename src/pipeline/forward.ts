@@ -86,8 +86,9 @@ async function attempts(
     };
     let outcome: AttemptOutcome;
     try {
+      const loading = adapterLoad(ctx, ep);
       outcome =
-        (await registerAdapter(ctx, ep)) ??
+        (loading === null ? null : await loading) ??
         (await attemptUpstream(
           gw.dispatcher(ep),
           {
@@ -206,17 +207,18 @@ async function attempts(
 /**
  * An engine that does not list the request's adapter first registers it (once, however many requests
  * wait). A failed registration is a failed attempt: the request goes to another endpoint, and the
- * engine, which may serve everything else well, is not ejected for it.
+ * engine, which may serve everything else well, is not ejected for it. Null (no promise) when there is
+ * nothing to register, as for nearly every request.
  */
-async function registerAdapter(ctx: ForwardContext, ep: EndpointState): Promise<AttemptOutcome | null> {
+function adapterLoad(ctx: ForwardContext, ep: EndpointState): Promise<AttemptOutcome | null> | null {
   const { adapter } = ctx.placed.plan.decision.target;
   const path = ctx.placed.plan.decision.adapterPath;
   if (adapter === null || path === null) return null;
   const loading = ctx.gw.adapterLoader.ensure(ctx.gw.dispatcher(ep), ep, adapter, path);
   if (loading === null) return null;
-  const r = await loading;
-  if (r.ok) return null;
-  return { kind: "retryable", reason: "adapter", status: null, detail: r.detail };
+  return loading.then((r) =>
+    r.ok ? null : { kind: "retryable", reason: "adapter", status: null, detail: r.detail },
+  );
 }
 
 /** How an attempt's outcome ended it, for the attempt hooks. */

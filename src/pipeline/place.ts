@@ -62,6 +62,7 @@ export async function place(
     throw noEndpointError(decision.pool, pick.reason, opts.offerBackupPool ? pick.backupPool : null);
   }
   opts.queuing?.();
-  const placement = await queueForEndpoint(gw, gen, plan, rec, candidates, pickAmong, clientGone);
+  const queued = queueForEndpoint(gw, gen, plan, rec, candidates, pickAmong, clientGone);
+  const placement = queued instanceof Promise ? await queued : queued;
   return { pool, plan, candidates, pickAmong, placement };
 }

@@ -13,7 +13,8 @@ import type { GatewayRuntime } from "./runtime.js";
 
 const RETRY_LATER: readonly string[] = ["retry_later"];
 
-export async function queueForEndpoint(
+/** The placement at once when an endpoint has room (no promise), else a promise of it. */
+export function queueForEndpoint(
   gw: GatewayRuntime,
   gen: Generation,
   plan: RequestPlan,
@@ -21,7 +22,7 @@ export async function queueForEndpoint(
   candidates: readonly EndpointState[],
   pickAmong: PickAmong,
   clientGone: ClientGone,
-): Promise<Placement> {
+): Placement | Promise<Placement> {
   const { decision } = plan;
   const flow = gen.flow.pools.get(decision.pool)!;
   const ticket = new RequestTicket({
@@ -43,25 +44,43 @@ export async function queueForEndpoint(
   const pausedAtAdmit = ticket.gate?.paused === true;
   const queuedAt = performance.now();
   const admitted = flow.admit(ticket);
+  if (!(admitted instanceof Promise)) return dispatched(gw, plan, rec, admitted);
+  return waited(gw, plan, rec, ticket, admitted, queuedAt, pausedAtAdmit);
+}
+
+async function waited(
+  gw: GatewayRuntime,
+  plan: RequestPlan,
+  rec: RequestRecord,
+  ticket: RequestTicket,
+  admitted: Promise<Placement>,
+  queuedAt: number,
+  pausedAtAdmit: boolean,
+): Promise<Placement> {
   let placement: Placement;
-  if (admitted instanceof Promise) {
-    try {
-      placement = await admitted;
-    } catch (err) {
-      rec.queueLeftAt = performance.now();
-      throw err;
-    } finally {
-      rec.queueReason = ticket.waitReason(queuedAt, pausedAtAdmit);
-      rec.heldWhileIdleMs = ticket.heldWhileIdleMs;
-    }
-  } else {
-    placement = admitted;
+  try {
+    placement = await admitted;
+  } catch (err) {
+    rec.queueLeftAt = performance.now();
+    throw err;
+  } finally {
+    rec.queueReason = ticket.waitReason(queuedAt, pausedAtAdmit);
+    rec.heldWhileIdleMs = ticket.heldWhileIdleMs;
   }
+  return dispatched(gw, plan, rec, placement);
+}
+
+/** The request leaves the queue: when, and how long it waited, on its record and metrics. */
+function dispatched(
+  gw: GatewayRuntime,
+  plan: RequestPlan,
+  rec: RequestRecord,
+  placement: Placement,
+): Placement {
+  const pool = plan.decision.pool;
   rec.dispatchedAt = performance.now();
-  gw.metrics.queueSeconds.labels(decision.pool).observe((rec.dispatchedAt - rec.t0) / 1000);
+  gw.metrics.queueSeconds.labels(pool).observe((rec.dispatchedAt - rec.t0) / 1000);
   if (rec.heldWhileIdleMs !== null && rec.heldWhileIdleMs > 0 && rec.queueReason !== "paused")
-    gw.metrics.heldWhileIdleSeconds
-      .labels(decision.pool, rec.tenant ?? "anonymous")
-      .inc(rec.heldWhileIdleMs / 1000);
+    gw.metrics.heldWhileIdleSeconds.labels(pool, rec.tenant ?? "anonymous").inc(rec.heldWhileIdleMs / 1000);
   return placement;
 }
