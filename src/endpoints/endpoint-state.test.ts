@@ -87,21 +87,21 @@ describe("EndpointState: passive ejection", () => {
 
   it("ejects after N consecutive 5xx or timeouts, for the base time, then lets the endpoint back", () => {
     const ep = endpoint({ ejection: policy, circuit });
-    ep.recordHealth(true, 0, null, 2, 1);
-    assert.equal(ep.reportFailure(502, 10), null);
-    assert.equal(ep.reportFailure("timeout", 11), null);
-    assert.equal(ep.reportFailure("timeout", 12), "ejected");
+    ep.health.recordHealth(true, 0, null, 2, 1);
+    assert.equal(ep.health.reportFailure(502, 10), null);
+    assert.equal(ep.health.reportFailure("timeout", 11), null);
+    assert.equal(ep.health.reportFailure("timeout", 12), "ejected");
     assert.equal(ep.ejectedUntil, 1012);
-    assert.equal(ep.ejected(500), true);
+    assert.equal(ep.health.ejected(500), true);
     assert.equal(ep.routable(500), false);
-    assert.equal(ep.ejected(1012), false);
+    assert.equal(ep.health.ejected(1012), false);
     assert.equal(ep.routable(1012), true);
   });
 
   it("ejects at once on a reset before any byte (a local-origin failure)", () => {
     const ep = endpoint({ ejection: policy, circuit });
-    ep.recordHealth(true, 0, null, 2, 1);
-    assert.equal(ep.reportFailure("reset", 10), "ejected");
+    ep.health.recordHealth(true, 0, null, 2, 1);
+    assert.equal(ep.health.reportFailure("reset", 10), "ejected");
     assert.equal(ep.ejectedUntil, 1010);
   });
 
@@ -109,32 +109,32 @@ describe("EndpointState: passive ejection", () => {
     const ep = endpoint({ ejection: policy, circuit });
     let outs = 0;
     ep.onOut = () => outs++;
-    ep.recordHealth(true, 0, null, 2, 1);
-    assert.equal(ep.reportFailure("connect", 100), "down");
+    ep.health.recordHealth(true, 0, null, 2, 1);
+    assert.equal(ep.health.reportFailure("connect", 100), "down");
     assert.equal(ep.routable(100), false);
-    assert.equal(ep.healthStatus, "unhealthy");
+    assert.equal(ep.health.status, "unhealthy");
     assert.equal(outs, 1, "its prefix claims are dropped");
     assert.equal(
-      ep.recordHealth(true, 120, null, 2, 1, 90),
+      ep.health.recordHealth(true, 120, null, 2, 1, 90),
       null,
       "a check sent before the refusal is stale",
     );
     assert.equal(ep.routable(120), false);
-    assert.equal(ep.recordHealth(true, 150, null, 2, 1, 110), "healthy");
+    assert.equal(ep.health.recordHealth(true, 150, null, 2, 1, 110), "healthy");
     assert.equal(ep.routable(150), true);
   });
 
   it("does not count 4xx or 429, and any answered request ends the streak", () => {
     const ep = endpoint({ ejection: policy, circuit });
-    for (let i = 0; i < 10; i++) assert.equal(ep.reportFailure(i % 2 ? 429 : 400, i), null);
-    ep.reportFailure(500, 20);
-    ep.reportFailure(503, 21);
-    ep.reportSuccess();
-    ep.reportFailure("timeout", 22);
-    ep.reportFailure(500, 23);
+    for (let i = 0; i < 10; i++) assert.equal(ep.health.reportFailure(i % 2 ? 429 : 400, i), null);
+    ep.health.reportFailure(500, 20);
+    ep.health.reportFailure(503, 21);
+    ep.health.reportSuccess();
+    ep.health.reportFailure("timeout", 22);
+    ep.health.reportFailure(500, 23);
     assert.equal(ep.ejectedUntil, 0);
-    ep.reportFailure(404, 24);
-    ep.reportFailure(500, 25);
+    ep.health.reportFailure(404, 24);
+    ep.health.reportFailure(500, 25);
     assert.equal(ep.ejectedUntil, 0);
   });
 
@@ -142,7 +142,7 @@ describe("EndpointState: passive ejection", () => {
     const ep = endpoint({ ejection: policy, circuit });
     const ejectAt = (t: number) => {
       let ejected = false;
-      for (let i = 0; i < 3; i++) ejected = ep.reportFailure("timeout", t) === "ejected";
+      for (let i = 0; i < 3; i++) ejected = ep.health.reportFailure("timeout", t) === "ejected";
       return ejected;
     };
     assert.equal(ejectAt(0), true);
@@ -162,39 +162,39 @@ describe("EndpointState: passive ejection", () => {
   it("does not eject past the pool's cap, and says so", () => {
     const ep = endpoint({ ejection: policy, circuit });
     ep.ejectionAllowed = () => false;
-    assert.equal(ep.reportFailure("reset", 10), "capped");
+    assert.equal(ep.health.reportFailure("reset", 10), "capped");
     assert.equal(ep.ejectedUntil, 0);
     ep.ejectionAllowed = () => true;
-    assert.equal(ep.reportFailure("reset", 20), "ejected");
+    assert.equal(ep.health.reportFailure("reset", 20), "ejected");
     assert.equal(ep.ejectedUntil, 1020, "the capped attempt did not lengthen the real ejection");
   });
 
   it("skips an endpoint that answered 429/503 for its Retry-After, without counting a failure", () => {
     const ep = endpoint({ ejection: policy, circuit });
-    ep.recordHealth(true, 0, null, 2, 1);
-    ep.reportBackpressure(2000, 100);
+    ep.health.recordHealth(true, 0, null, 2, 1);
+    ep.health.reportBackpressure(2000, 100);
     assert.equal(ep.routable(1000), false);
-    assert.match(ep.unavailableWhy(1000) ?? "", /backing off for 1100 ms/);
+    assert.match(ep.health.unavailableWhy(1000) ?? "", /backing off for 1100 ms/);
     assert.equal(ep.routable(2100), true);
-    assert.equal(ep.outliers.consecutiveFailures, 0);
+    assert.equal(ep.health.outliers.consecutiveFailures, 0);
   });
 });
 
 describe("EndpointState: the circuit breaker's probe", () => {
   it("a half-open probe answered 429/503 frees the probe slot: the next probe may go after the back-off", () => {
     const ep = endpoint({ circuit: { minRequests: 2, failureRatio: 0.5, openMs: 100, maxOpenMs: 100 } });
-    ep.recordHealth(true, 0, null, 2, 1);
-    ep.reportFailure(500, 10);
-    ep.reportFailure(500, 11);
-    assert.equal(ep.breaker.state, "open");
+    ep.health.recordHealth(true, 0, null, 2, 1);
+    ep.health.reportFailure(500, 10);
+    ep.health.reportFailure(500, 11);
+    assert.equal(ep.health.breaker.state, "open");
     const probe = ep.acquire(10, undefined, 200);
-    assert.equal(ep.breaker.state, "half_open");
+    assert.equal(ep.health.breaker.state, "half_open");
     assert.equal(ep.routable(200), false, "one probe at a time");
     probe.release(210);
-    ep.reportBackpressure(100, 210);
+    ep.health.reportBackpressure(100, 210);
     assert.equal(ep.routable(300), false, "still backing off");
     assert.equal(ep.routable(320), true, "another probe may go");
-    assert.equal(ep.breaker.state, "half_open");
+    assert.equal(ep.health.breaker.state, "half_open");
   });
 });
 
@@ -202,24 +202,24 @@ describe("EndpointState: health", () => {
   it("starts unknown and not routable, then follows the thresholds and reports only changes", () => {
     const ep = endpoint();
     assert.equal(ep.healthy, false);
-    assert.equal(ep.healthStatus, "unknown");
-    assert.equal(ep.recordHealth(true, 1, null, 2, 1), "healthy");
+    assert.equal(ep.health.status, "unknown");
+    assert.equal(ep.health.recordHealth(true, 1, null, 2, 1), "healthy");
     assert.equal(ep.routable(1), true);
-    assert.equal(ep.recordHealth(true, 2, null, 2, 1), null);
-    assert.equal(ep.recordHealth(false, 3, "HTTP 503", 2, 1), null);
+    assert.equal(ep.health.recordHealth(true, 2, null, 2, 1), null);
+    assert.equal(ep.health.recordHealth(false, 3, "HTTP 503", 2, 1), null);
     assert.equal(ep.healthy, true, "one failure is below the threshold");
-    assert.equal(ep.recordHealth(false, 4, "HTTP 503", 2, 1), "unhealthy");
-    assert.equal(ep.recordHealth(false, 5, "HTTP 503", 2, 1), null);
-    assert.equal(ep.consecutiveFailures, 3);
-    assert.equal(ep.lastHealthError, "HTTP 503");
-    assert.equal(ep.recordHealth(true, 6, null, 2, 2), null, "healthy threshold 2 needs two passes");
-    assert.equal(ep.recordHealth(true, 7, null, 2, 2), "healthy");
-    assert.equal(ep.lastHealthAt, 7);
+    assert.equal(ep.health.recordHealth(false, 4, "HTTP 503", 2, 1), "unhealthy");
+    assert.equal(ep.health.recordHealth(false, 5, "HTTP 503", 2, 1), null);
+    assert.equal(ep.health.consecutiveFailures, 3);
+    assert.equal(ep.health.lastHealthError, "HTTP 503");
+    assert.equal(ep.health.recordHealth(true, 6, null, 2, 2), null, "healthy threshold 2 needs two passes");
+    assert.equal(ep.health.recordHealth(true, 7, null, 2, 2), "healthy");
+    assert.equal(ep.health.lastHealthAt, 7);
   });
 
   it("a draining endpoint is not routable", () => {
     const ep = endpoint();
-    ep.recordHealth(true, 0, null, 2, 1);
+    ep.health.recordHealth(true, 0, null, 2, 1);
     ep.draining = true;
     assert.equal(ep.routable(0), false);
   });
@@ -296,7 +296,7 @@ describe("EndpointState: rates between scrapes", () => {
 describe("EndpointState: snapshot", () => {
   it("is plain JSON with health, ejection, in-flight and metrics", () => {
     const ep = endpoint();
-    ep.recordHealth(true, 0, null, 2, 1);
+    ep.health.recordHealth(true, 0, null, 2, 1);
     ep.recordScrape(reading({ loras: { max: 2, running: ["a"], waiting: [] } }), 1_000, 4);
     const lease = ep.acquire(50);
     const snap = snapshotOf(ep, 1_500);

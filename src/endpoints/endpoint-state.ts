@@ -1,14 +1,16 @@
-// The live state of one engine endpoint, as the picker reads it on every request: health, passive
-// ejection, the gateway's own in-flight accounting, and the engine's last scraped metrics.
+// The live state of one engine endpoint, as the picker reads it on every request: whether it may take a
+// request (endpoint-health.ts: active and passive health, drain, backoff, circuit breaker), the gateway's
+// own in-flight accounting and prefill view, what the engine serves, and its last scraped metrics.
 
 import type { EngineDialect, InferencePoolConfig, PollSettings } from "../config/inference-pool.js";
 import type { ModelsPoll } from "../config/pool-serving.js";
 import type { Secret } from "../config/secret.js";
 import { AdapterRecord } from "./adapter-record.js";
-import { CircuitBreaker, type CircuitPolicy } from "./circuit-breaker.js";
+import type { CircuitPolicy } from "./circuit-breaker.js";
 import type { EngineReading, LoraState } from "./dialects.js";
+import { EndpointHealth, type HealthStatus } from "./endpoint-health.js";
 import { Lease } from "./lease.js";
-import { type EjectionPolicy, OutlierEjection, type RequestFailure } from "./outlier-ejection.js";
+import type { EjectionPolicy } from "./outlier-ejection.js";
 import { PrefillLoad, type StepLora } from "./prefill-load.js";
 import { ScrapeWindow } from "./scrape-window.js";
 import type { ServedModels } from "./served-models.js";
@@ -35,7 +37,7 @@ export function metricsStalenessBound(
   return { ms: configuredMs, warning };
 }
 
-export type HealthStatus = "unknown" | "healthy" | "unhealthy";
+export type { HealthStatus } from "./endpoint-health.js";
 
 export interface EndpointStateOptions {
   pool: string;
@@ -56,9 +58,6 @@ export interface EndpointStateOptions {
   ejection?: Partial<EjectionPolicy>;
   circuit?: Partial<CircuitPolicy>;
 }
-
-/** The longest an engine's Retry-After keeps it out of picks. */
-const MAX_BACKOFF_MS = 30_000;
 
 export class EndpointState {
   /** What this state was built from (a reload keeps the state while they are unchanged). */
@@ -82,27 +81,8 @@ export class EndpointState {
   /** Set when the staleness bound is configured too tight for the scrape interval. */
   readonly stalenessWarning: string | null;
 
-  // Active health (written by EndpointMonitor). Starts false: a new endpoint takes no traffic until its
-  // first check passes, as a Kubernetes pod is not Ready before its probe does.
-  healthy = false;
-  healthStatus: HealthStatus = "unknown";
-  consecutiveFailures = 0;
-  consecutiveSuccesses = 0;
-  lastHealthAt: number | null = null;
-  lastHealthError: string | null = null;
-  /** Set by the gateway while the endpoint is being taken out; the picker skips it. */
-  draining = false;
-  /** Removed by a reload: draining until its last request ends, then dropped (never reused). */
-  retired = false;
-
-  // Passive health, from outcomes the proxy reports. 0 when not ejected.
-  ejectedUntil = 0;
-  readonly outliers: OutlierEjection;
-  /** After an engine's 429/503: skipped until then (its Retry-After). */
-  backoffUntil = 0;
-  readonly breaker: CircuitBreaker;
-  /** A health check sent before this (ms) cannot bring the endpoint back (a request found it down). */
-  private ignoreHealthBefore = 0;
+  /** Whether it may take a request, and why not (endpoint-health.ts); its fields are read through here. */
+  readonly health: EndpointHealth;
   /** Whether one more ejection keeps every pool of this endpoint within its maxEjectionPercent. */
   ejectionAllowed: () => boolean = () => true;
   /** Told when the endpoint goes out (down or ejected): the pools drop its prefix-affinity claims. */
@@ -173,10 +153,16 @@ export class EndpointState {
     const bound = metricsStalenessBound(opts.metrics.intervalMs, opts.metricsStalenessMs);
     this.metricsStalenessMs = bound.ms;
     this.stalenessWarning = bound.warning;
-    this.outliers = new OutlierEjection(opts.ejection);
     this.prefill = new PrefillLoad();
-    this.breaker = new CircuitBreaker(opts.circuit, (state, why) =>
-      this.onEvent?.(`endpoint.circuit-${state.replace("_", "-")}`, { reason: why }),
+    this.health = new EndpointHealth(
+      {
+        ejectionAllowed: () => this.ejectionAllowed(),
+        out: () => this.onOut?.(),
+        event: (event, fields) => this.onEvent?.(event, fields),
+        statusChanging: (next, previous) => this.healthChanging(next, previous),
+      },
+      opts.ejection,
+      opts.circuit,
     );
   }
 
@@ -220,40 +206,45 @@ export class EndpointState {
     return this.scrapedAt !== null && now - this.scrapedAt <= this.metricsStalenessMs;
   }
 
-  ejected(now: number): boolean {
-    return this.ejectedUntil > now;
+  // What the picker and flow control read of its health on every pick, as the flat PickerEndpoint
+  // fields they expect; everything else of it through `health` (endpoint-health.ts).
+  get healthy(): boolean {
+    return this.health.healthy;
   }
-
-  /**
-   * Healthy, not draining, not ejected, not backing off after an engine's 429/503, and its circuit
-   * breaker lets a request through: the hard filter every pick starts from.
-   */
+  set healthy(v: boolean) {
+    this.health.healthy = v;
+  }
+  get draining(): boolean {
+    return this.health.draining;
+  }
+  set draining(v: boolean) {
+    this.health.draining = v;
+  }
+  get retired(): boolean {
+    return this.health.retired;
+  }
+  set retired(v: boolean) {
+    this.health.retired = v;
+  }
+  get ejectedUntil(): number {
+    return this.health.ejectedUntil;
+  }
   routable(now: number): boolean {
-    return (
-      this.healthy &&
-      !this.draining &&
-      this.ejectedUntil <= now &&
-      this.backoffUntil <= now &&
-      this.breaker.allows(now)
-    );
+    return this.health.routable(now);
   }
-
-  /** Why the endpoint is not routable now, for explanations; null when it is. */
-  unavailableWhy(now: number): string | null {
-    if (!this.healthy) return "not healthy";
-    if (this.draining) return "draining";
-    if (this.ejectedUntil > now) return `ejected for ${this.ejectedUntil - now} ms`;
-    return this.holdWhy(now);
-  }
-
-  /** Held back though healthy: backing off after a 429/503, or its circuit breaker. Null: not held. */
   holdWhy(now: number): string | null {
-    if (this.backoffUntil > now)
-      return `backing off for ${this.backoffUntil - now} ms (engine said Retry-After)`;
-    if (this.breaker.allows(now)) return null;
-    return this.breaker.state === "open"
-      ? `circuit open for ${this.breaker.openUntil - now} ms`
-      : "circuit half-open: a probe is in flight";
+    return this.health.holdWhy(now);
+  }
+
+  /** What a change of health means for what the engine holds. */
+  private healthChanging(next: HealthStatus, previous: HealthStatus): void {
+    // Back from down: the engine may have restarted, and then it holds no adapter.
+    if (next === "healthy" && previous === "unhealthy") this.adapterRecord.clear();
+    // Down: it may come back without the adapters registered at run time; /v1/models is read again on
+    // recovery, and until then the gateway registers an adapter again before using it.
+    if (next === "unhealthy" && this.servedAdapters !== null) this.servedAdapters = new Set();
+    // Down: whatever its cache held is gone or unreachable; prefix affinity must not point at it.
+    if (next === "unhealthy") this.onOut?.();
   }
 
   /**
@@ -275,7 +266,7 @@ export class EndpointState {
     this.inflightRequests++;
     this.inflightTokens += tokens;
     this.inflightPromptTokens += prompt;
-    this.breaker.dispatched(now);
+    this.health.breaker.dispatched(now);
     const claim = prefill
       ? this.prefill.begin(
           prefill.uncached,
@@ -328,120 +319,6 @@ export class EndpointState {
   /** The scraped waiting queue when the scrape is fresh; null otherwise. */
   freshWaiting(now: number): number | null {
     return this.metricsFresh(now) ? this.waiting : null;
-  }
-
-  /**
-   * Reports a failed upstream attempt and what it means for the endpoint:
-   * - `connect` (refused: nothing listens) marks it down at once; it returns through a health check
-   *   begun after this moment;
-   * - `reset` before any byte ejects it at once (a local-origin failure, as Envoy counts them);
-   * - 5xx and timeouts eject it after `consecutiveFailures` in a row;
-   * - each counts in the circuit breaker's failure rate.
-   * Ejections respect the pool's `maxEjectionPercent` (`ejectionAllowed`). Statuses below 500 are the
-   * client's, not the endpoint's: they count as a success.
-   */
-  reportFailure(failure: RequestFailure, now = Date.now()): "down" | "ejected" | "capped" | null {
-    if (typeof failure === "number" && failure < 500) {
-      this.reportSuccess(now);
-      return null;
-    }
-    this.breaker.record(false, now);
-    if (failure === "connect") {
-      this.markDown(now, "connection refused");
-      return "down";
-    }
-    const until = failure === "reset" ? this.outliers.eject(now) : this.outliers.failure(now);
-    if (until === null) return null;
-    if (!this.ejectionAllowed()) {
-      this.outliers.undo();
-      return "capped";
-    }
-    this.ejectedUntil = until;
-    this.onOut?.();
-    this.onEvent?.("endpoint.ejected", {
-      reason: failure === "reset" ? "reset before any byte" : "consecutive failures",
-      failure,
-      ejected_ms: until - now,
-    });
-    return "ejected";
-  }
-
-  /** Reports an upstream response that was not a failure; ends the consecutive-failure streak. */
-  reportSuccess(now = Date.now()): void {
-    this.outliers.success();
-    this.breaker.record(true, now);
-  }
-
-  /**
-   * The engine answered 429 or 503: it is full, not broken. Skip it for `ms` (its Retry-After). Says
-   * nothing of its health either way, so a half-open probe that met it frees the probe slot (it held the
-   * slot for good, and the endpoint out, before).
-   */
-  reportBackpressure(ms: number, now = Date.now()): void {
-    this.breaker.abandon();
-    this.backoffUntil = Math.max(this.backoffUntil, now + Math.min(Math.max(ms, 100), MAX_BACKOFF_MS));
-  }
-
-  /** A request ended without an answer that says anything of the endpoint (the client left). */
-  reportAbandoned(): void {
-    this.breaker.abandon();
-  }
-
-  /** Nothing listens: out now, back only through a health check that starts after this. */
-  private markDown(now: number, why: string): void {
-    this.ignoreHealthBefore = now;
-    this.consecutiveSuccesses = 0;
-    this.lastHealthError = why;
-    if (this.healthStatus !== "unhealthy") {
-      this.setHealth("unhealthy");
-      this.onEvent?.("endpoint.unhealthy", { reason: why, by: "request" });
-    }
-  }
-
-  /**
-   * Records one health check; returns the new status when it changed, else null.
-   * @param unhealthyThreshold consecutive failures that mark a healthy (or unknown) endpoint unhealthy
-   * @param healthyThreshold consecutive successes that mark it healthy again
-   */
-  recordHealth(
-    ok: boolean,
-    now: number,
-    error: string | null,
-    unhealthyThreshold: number,
-    healthyThreshold: number,
-    /** When the check was sent; a success from before a request found the endpoint down is stale. */
-    checkStartedAt = now,
-  ): HealthStatus | null {
-    if (ok && checkStartedAt < this.ignoreHealthBefore) return null;
-    this.lastHealthAt = now;
-    this.lastHealthError = ok ? null : error;
-    if (ok) {
-      this.consecutiveFailures = 0;
-      this.consecutiveSuccesses++;
-      if (this.healthStatus !== "healthy" && this.consecutiveSuccesses >= healthyThreshold) {
-        return this.setHealth("healthy");
-      }
-    } else {
-      this.consecutiveSuccesses = 0;
-      this.consecutiveFailures++;
-      if (this.healthStatus !== "unhealthy" && this.consecutiveFailures >= unhealthyThreshold) {
-        return this.setHealth("unhealthy");
-      }
-    }
-    return null;
-  }
-
-  private setHealth(status: HealthStatus): HealthStatus {
-    // Back from down: the engine may have restarted, and then it holds no adapter.
-    if (status === "healthy" && this.healthStatus === "unhealthy") this.adapterRecord.clear();
-    // Down: it may come back without the adapters registered at run time; /v1/models is read again on
-    // recovery, and until then the gateway registers an adapter again before using it.
-    if (status === "unhealthy" && this.servedAdapters !== null) this.servedAdapters = new Set();
-    // Down: whatever its cache held is gone or unreachable; prefix affinity must not point at it.
-    if (status === "unhealthy") this.onOut?.();
-    this.healthStatus = status;
-    this.healthy = status === "healthy";
-    return status;
   }
 
   /** Applies a successful scrape. Rates come from the change since the previous successful scrape. */

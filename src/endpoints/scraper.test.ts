@@ -235,7 +235,7 @@ describe("EndpointMonitor against simulated replicas", () => {
       maxStartDelayMs: 20,
       onChange: (e, change) => {
         if (change === "healthy" || change === "unhealthy")
-          changes.push(`${change}@${e.consecutiveFailures}`);
+          changes.push(`${change}@${e.health.consecutiveFailures}`);
       },
     });
     monitor.start();
@@ -244,9 +244,9 @@ describe("EndpointMonitor against simulated replicas", () => {
       const mark = changes.length;
       await setFaults(r, { healthFail: true });
       await until("unhealthy", () => !ep.healthy);
-      assert.equal(ep.healthStatus, "unhealthy");
-      assert.equal(ep.lastHealthError, "HTTP 503");
-      await until("more failed checks", () => ep.consecutiveFailures >= 4);
+      assert.equal(ep.health.status, "unhealthy");
+      assert.equal(ep.health.lastHealthError, "HTTP 503");
+      await until("more failed checks", () => ep.health.consecutiveFailures >= 4);
       // Reported once, on the second failure in a row (the default threshold), not on every check.
       assert.deepEqual(changes.slice(mark), ["unhealthy@2"]);
       await setFaults(r, "clear");
@@ -265,12 +265,12 @@ describe("EndpointMonitor against simulated replicas", () => {
     try {
       await until("healthy", () => ep.healthy);
       await setFaults(r, { healthDelayMs: 300 });
-      const before = ep.lastHealthAt!;
+      const before = ep.health.lastHealthAt!;
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      assert.ok(ep.lastHealthAt! > before + 300, "slow checks were answered meanwhile");
+      assert.ok(ep.health.lastHealthAt! > before + 300, "slow checks were answered meanwhile");
       assert.ok(ep.healthy, "three times its interval, within the 1 s deadline: healthy");
-      assert.equal(ep.consecutiveFailures, 0);
-      assert.equal(ep.lastHealthError, null);
+      assert.equal(ep.health.consecutiveFailures, 0);
+      assert.equal(ep.health.lastHealthError, null);
     } finally {
       await monitor.stop();
     }
@@ -278,7 +278,7 @@ describe("EndpointMonitor against simulated replicas", () => {
     strict.start();
     try {
       await until("unhealthy past a 200 ms deadline", () => !ep.healthy);
-      assert.match(ep.lastHealthError ?? "", /^timeout: no answer within 200 ms/);
+      assert.match(ep.health.lastHealthError ?? "", /^timeout: no answer within 200 ms/);
     } finally {
       await strict.stop();
       await setFaults(r, "clear");
@@ -294,7 +294,7 @@ describe("EndpointMonitor against simulated replicas", () => {
       await until("healthy with fresh metrics", () => ep.healthy && ep.metricsFresh(Date.now()));
       await setFaults(r, { crashAtMs: 0, restartAfterMs: 800 });
       await until("unhealthy", () => !ep.healthy);
-      assert.match(ep.lastHealthError ?? "", /ECONNREFUSED|ECONNRESET|socket|closed/i);
+      assert.match(ep.health.lastHealthError ?? "", /ECONNREFUSED|ECONNRESET|socket|closed/i);
       await until("metrics stale", () => !ep.metricsFresh(Date.now()));
       assert.ok(ep.lastScrapeError !== null);
       await until("healthy after the restart", () => ep.healthy && ep.metricsFresh(Date.now()));
@@ -322,12 +322,12 @@ describe("EndpointMonitor against simulated replicas", () => {
       assert.equal(monitor.remove(epA), false);
       assert.equal(monitor.has(epA), false);
       const scraped = epA.scrapedAt;
-      const checked = epA.lastHealthAt;
+      const checked = epA.health.lastHealthAt;
       const errors = epA.scrapeErrors;
       const bBefore = epB.scrapedAt!;
       await sleep(400);
       assert.equal(epA.scrapedAt, scraped);
-      assert.equal(epA.lastHealthAt, checked);
+      assert.equal(epA.health.lastHealthAt, checked);
       assert.equal(epA.scrapeErrors, errors);
       await until("the other endpoint still scraped", () => epB.scrapedAt! > bBefore);
     } finally {
@@ -366,7 +366,7 @@ describe("EndpointMonitor.stop", () => {
     await new Promise<void>((resolve) => blackHole.close(() => resolve()));
     await until("the monitor's sockets closed", () => count("TCPSocketWrap") <= socketsBefore);
     assert.equal(ep.scrapeErrors, 0, "a cancelled scrape is not an engine error");
-    assert.equal(ep.lastHealthAt, null, "a cancelled check is not a failed check");
+    assert.equal(ep.health.lastHealthAt, null, "a cancelled check is not a failed check");
   });
 
   it("can start again after a stop", async () => {

@@ -266,7 +266,7 @@ export class EndpointMonitor {
       error = describeProbeError(err, controller.signal);
     }
     if (controller.signal.reason === CANCELLED) return;
-    const change = ep.recordHealth(
+    const change = ep.health.recordHealth(
       error === null,
       this.now(),
       error,

@@ -298,7 +298,7 @@ describe("config changes on a running gateway", () => {
     assert.equal(eps.length, 2);
     const now = Date.now();
     for (const e of eps) {
-      assert.notEqual(e.lastHealthAt, null, `${e.name} was checked before the swap`);
+      assert.notEqual(e.health.lastHealthAt, null, `${e.name} was checked before the swap`);
       assert.ok(e.routable(now), `${e.name} is routable at once`);
     }
   });

@@ -265,8 +265,8 @@ describe("faults: no request fails while healthy capacity remains", () => {
     assert.equal(r.failed, 0, `failed: ${String(r.first)}`);
     const ep = endpointOf(p, full);
     assert.equal(ep.ejectedUntil, 0, "backpressure is not a failure");
-    assert.equal(ep.outliers.consecutiveFailures, 0);
-    assert.ok(ep.backoffUntil > Date.now(), "held back for its Retry-After");
+    assert.equal(ep.health.outliers.consecutiveFailures, 0);
+    assert.ok(ep.health.backoffUntil > Date.now(), "held back for its Retry-After");
     const sentThere = p.lines.filter((l) =>
       l.fallback_reason?.includes(`retry:${ep.name}:status=429`),
     ).length;
@@ -282,7 +282,7 @@ describe("faults: no request fails while healthy capacity remains", () => {
     assert.equal(r.failed, 0, `failed: ${String(r.first)}`);
     const ep = endpointOf(p, bad);
     const opened = p.events.some((e) => e.event === "endpoint.circuit-open" && e.fields.endpoint === ep.name);
-    const ejected = ep.outliers.ejections > 0;
+    const ejected = ep.health.outliers.ejections > 0;
     assert.ok(opened || ejected, "the failing engine was taken out by its breaker or by ejection");
     const snap = (await (await p.admin("/admin/endpoints")).json()) as {
       endpoints: { name: string; circuit: { state: string } }[];

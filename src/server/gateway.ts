@@ -453,7 +453,7 @@ function sleep(ms: number): Promise<void> {
 /** Resolves once every endpoint has been health-checked once (or after `timeoutMs`). */
 async function firstHealthChecks(endpoints: readonly EndpointState[], timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
-  while (Date.now() < until && endpoints.some((e) => e.lastHealthAt === null)) {
+  while (Date.now() < until && endpoints.some((e) => e.health.lastHealthAt === null)) {
     await new Promise((r) => setTimeout(r, 5));
   }
 }

@@ -29,7 +29,7 @@ export function wirePassiveHealth(
       const now = Date.now();
       let allowed = true;
       for (const p of pools) {
-        const out = p.endpoints.filter((e) => e !== ep && e.ejected(now)).length;
+        const out = p.endpoints.filter((e) => e !== ep && e.health.ejected(now)).length;
         // At least one endpoint may always be ejected, whatever the share (Envoy's rule).
         if (out === 0 || ((out + 1) / p.endpoints.length) * 100 <= maxEjectionPercent(p.name)) continue;
         allowed = false;
@@ -53,7 +53,7 @@ export function wirePassiveHealth(
       log.event(event, { pool: ep.pool, endpoint: ep.name, ...fields });
       if (event.startsWith("endpoint.circuit-")) {
         for (const p of pools)
-          metrics.circuitState.labels(p.name, ep.name).set(CIRCUIT_VALUE[ep.breaker.state]);
+          metrics.circuitState.labels(p.name, ep.name).set(CIRCUIT_VALUE[ep.health.breaker.state]);
       }
     };
   }

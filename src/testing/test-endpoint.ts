@@ -12,7 +12,7 @@ export function endpoint(name = "e0"): EndpointState {
     health: { path: "/health", intervalMs: 1000 },
   });
   ep.healthy = true;
-  ep.healthStatus = "healthy";
+  ep.health.status = "healthy";
   return ep;
 }
 

@@ -84,7 +84,7 @@ export function virtualGateway(
       }),
   );
   for (const s of states) {
-    s.recordHealth(true, 0, null, 1, 1);
+    s.health.recordHealth(true, 0, null, 1, 1);
     s.prefill.peers = states.map((x) => x.prefill);
   }
   const profile = buildPickerProfile(config);

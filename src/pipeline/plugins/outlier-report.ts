@@ -9,24 +9,24 @@ import type { HookFactory } from "./hook-factory.js";
 export const outlierReport: HookFactory = () => ({
   name: "outlier-report",
   attemptEnd(a, end) {
-    const ep = a.endpoint;
+    const health = a.endpoint.health;
     switch (end.kind) {
       case "answered":
-        if (end.brokenMidStream) ep.reportFailure("reset");
-        else ep.reportSuccess();
+        if (end.brokenMidStream) health.reportFailure("reset");
+        else health.reportSuccess();
         return;
       case "cancelled":
       case "adapter_failed":
-        ep.reportAbandoned();
+        health.reportAbandoned();
         return;
       case "timed_out":
-        ep.reportFailure("timeout");
+        health.reportFailure("timeout");
         return;
       case "backpressure":
-        ep.reportBackpressure(end.retryAfterMs);
+        health.reportBackpressure(end.retryAfterMs);
         return;
       case "failed":
-        ep.reportFailure(end.failure);
+        health.reportFailure(end.failure);
         return;
     }
   },
