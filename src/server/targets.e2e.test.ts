@@ -279,34 +279,39 @@ spec:
   });
 });
 
+/** A gateway over `reps` (LoRA enabled, started without adapters) in one pool that declares `adapters`. */
+function runtimeAdapterRig(reps: SimReplica[], engine: "vllm" | "sglang", adapters: string): Promise<Rig> {
+  const pools = `
+apiVersion: ai.example.com/v1alpha1
+kind: InferencePool
+metadata: { name: runtime }
+spec:
+  engine: ${engine}
+  model: base-8b
+  loraAdapters: ${adapters}
+  endpoints: [${reps.map((r) => `{ url: "${r.url}", name: ${r.name} }`).join(", ")}]
+  metrics: { intervalMs: 100 }
+  health: { intervalMs: 100 }
+`;
+  const route = `${ROUTE_HEAD}
+    runtime:
+      defaultPool: runtime
+      pools: [{ name: runtime, maxInputTokens: 8192, maxOutputTokens: 256 }]
+`;
+  return startRig(
+    pools,
+    route,
+    reps.map((r) => () => r.stop()),
+  );
+}
+
 describe("adapters the gateway registers", () => {
   let rig: Rig;
   let reps: SimReplica[];
   before(async () => {
     // Engines with LoRA enabled but started without the adapter: the pool says where it loads from.
     reps = [await replica("bare-0", [], "instant", 2), await replica("bare-1", [], "instant", 2)];
-    const pools = `
-apiVersion: ai.example.com/v1alpha1
-kind: InferencePool
-metadata: { name: runtime }
-spec:
-  engine: vllm
-  model: base-8b
-  loraAdapters: [{ name: tone-x, path: /adapters/tone-x }, tone-listed]
-  endpoints: [${reps.map((r) => `{ url: "${r.url}", name: ${r.name} }`).join(", ")}]
-  metrics: { intervalMs: 100 }
-  health: { intervalMs: 100 }
-`;
-    const route = `${ROUTE_HEAD}
-    runtime:
-      defaultPool: runtime
-      pools: [{ name: runtime, maxInputTokens: 8192, maxOutputTokens: 256 }]
-`;
-    rig = await startRig(
-      pools,
-      route,
-      reps.map((r) => () => r.stop()),
-    );
+    rig = await runtimeAdapterRig(reps, "vllm", "[{ name: tone-x, path: /adapters/tone-x }, tone-listed]");
   });
   after(() => rig.stop());
 
@@ -341,27 +346,10 @@ describe("adapters the gateway registers on SGLang engines", () => {
   let reps: SimReplica[];
   before(async () => {
     reps = [await replica("sg-0", [], "instant", 2, null, "sglang")];
-    const pools = `
-apiVersion: ai.example.com/v1alpha1
-kind: InferencePool
-metadata: { name: runtime }
-spec:
-  engine: sglang
-  model: base-8b
-  loraAdapters: [{ name: tone-x, path: /adapters/tone-x }, { name: tone-y, path: /adapters/tone-y }]
-  endpoints: [${reps.map((r) => `{ url: "${r.url}", name: ${r.name} }`).join(", ")}]
-  metrics: { intervalMs: 100 }
-  health: { intervalMs: 100 }
-`;
-    const route = `${ROUTE_HEAD}
-    runtime:
-      defaultPool: runtime
-      pools: [{ name: runtime, maxInputTokens: 8192, maxOutputTokens: 256 }]
-`;
-    rig = await startRig(
-      pools,
-      route,
-      reps.map((r) => () => r.stop()),
+    rig = await runtimeAdapterRig(
+      reps,
+      "sglang",
+      "[{ name: tone-x, path: /adapters/tone-x }, { name: tone-y, path: /adapters/tone-y }]",
     );
   });
   after(() => rig.stop());

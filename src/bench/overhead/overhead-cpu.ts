@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { cpuSeconds } from "../services/child-process.js";
 import { round } from "../stats.js";
 import { MAX_OTHER_CORES, type PathName } from "./overhead-settings.js";
+import type { RouterPauses } from "./router-pauses.js";
 
 /** Measurements repeated while other work used more than MAX_OTHER_CORES; the least disturbed is kept. */
 const MAX_ATTEMPTS = 3;
@@ -14,6 +15,8 @@ export interface PathUnderTest {
   name: PathName;
   urls: string[];
   routerCpu: (() => number) | null;
+  /** What paused the router inside these wall-clock windows (its pause probe); absent: not probed. */
+  routerPauses?: (windows: readonly (readonly [number, number])[]) => RouterPauses;
 }
 
 export interface CpuFigures {

@@ -14,6 +14,7 @@ import {
   SMALL,
   STREAM,
 } from "./overhead-settings.js";
+import type { RouterPauses } from "./router-pauses.js";
 
 export function q(values: number[]): { p50: number; p90: number; p99: number; max: number } {
   return {
@@ -36,6 +37,10 @@ export interface PathSamples<T> {
   lateMs: number[];
   elapsedMs: number;
   cpu: CpuFigures;
+  /** Wall-clock [start, end] ms of each measured slice. */
+  windows: [number, number][];
+  /** What paused the router in those windows, when it carries a pause probe. */
+  pauses: RouterPauses | null;
 }
 
 /**
@@ -61,20 +66,26 @@ async function interleaved<T>(
       const client = clients.get(p.name)!;
       const cpu = meter(p);
       gc?.();
+      let from = Date.now();
       const r = await runOpenLoop({
         ratePerSec: RATE,
         warmupMs: SLICE_WARMUP_MS,
         durationMs: (seconds * 1000) / slices,
         maxOutstanding: 2 * RATE,
-        onMeasureStart: cpu.reset,
+        onMeasureStart: () => {
+          cpu.reset();
+          from = Date.now();
+        },
         send: (seq) => send(client, seq),
       });
       const used = cpu.read();
+      const window: [number, number] = [from, Date.now()];
       const acc = byPath.get(p.name);
       if (!acc) {
-        byPath.set(p.name, { ...r, cpu: used });
+        byPath.set(p.name, { ...r, cpu: used, windows: [window], pauses: null });
         continue;
       }
+      acc.windows.push(window);
       acc.results.push(...r.results);
       acc.dropped += r.dropped;
       acc.lateMs.push(...r.lateMs);
@@ -83,6 +94,13 @@ async function interleaved<T>(
     }
   }
   await Promise.all([...clients.values()].map((c) => c.close()));
+  if (paths.some((p) => p.routerPauses)) {
+    await new Promise((r) => setTimeout(r, 400)); // the probes write every 250 ms
+    for (const p of paths) {
+      const acc = byPath.get(p.name);
+      if (acc && p.routerPauses) acc.pauses = p.routerPauses(acc.windows);
+    }
+  }
   const cpu = [...byPath.values()].map((x) => x.cpu).reduce(addCpu);
   return { byPath, cpu };
 }
@@ -127,6 +145,7 @@ function fixedRateCommon<T extends { error: string | null }>(r: PathSamples<T>, 
     generator_late_ms: { p50: round(percentile(r.lateMs, 50), 2), p99: round(percentile(r.lateMs, 99), 2) },
     cpu: r.cpu,
     router_cpu_us_per_request: usPerRequest(r.cpu, ok.length),
+    router_pauses: r.pauses,
   };
 }
 

@@ -149,6 +149,7 @@ export function markdown(r: OverheadReport): string {
       }),
     ),
     "",
+    ...pausesSection(r, present, table),
     `## Maximum throughput (closed loop, ${CONCURRENCY} clients, non-streaming)`,
     "",
     table(
@@ -209,4 +210,40 @@ export function markdown(r: OverheadReport): string {
     "",
   ];
   return lines.join("\n");
+}
+
+/**
+ * What paused each probed router while it was measured at the fixed rate (pause-probe.ts): its garbage
+ * collections and event-loop stalls, beside its added p99, so a tail can be told from the router's own
+ * pauses or not.
+ */
+function pausesSection(
+  r: OverheadReport,
+  present: readonly PathName[],
+  table: (head: string[], rows: string[][]) => string,
+): string[] {
+  const v = (x: number) => String(x);
+  const rows: string[][] = [];
+  for (const p of present) {
+    for (const [run, x] of [
+      ["non-streaming", r.latency[p]],
+      ["streaming", r.streaming[p]],
+    ] as const) {
+      const q = x?.router_pauses;
+      if (!q) continue;
+      rows.push([p, run, v(q.gc_count), v(q.gc_ms), v(q.gc_max_ms), v(q.stalls), v(q.stall_max_ms)]);
+    }
+  }
+  if (rows.length === 0) return [];
+  return [
+    `## What paused the routers while measured at ${RATE} req/s`,
+    "",
+    "Each router is started with a probe (`src/bench/overhead/pause-probe.ts`) that logs its garbage collections and its event-loop stalls of 10 ms or more (a 20 ms timer firing that late: a collection, work, or no CPU to run on).",
+    "",
+    table(
+      ["path", "run", "collections", "GC pause ms", "longest GC ms", "stalls ≥ 10 ms", "longest stall ms"],
+      rows,
+    ),
+    "",
+  ];
 }

@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   type Child,
   cpuSeconds,
@@ -47,6 +48,7 @@ import {
   writeOverheadGateway,
 } from "./overhead-settings.js";
 import { targets } from "./overhead-targets.js";
+import { pausesWithin, readPauseEvents } from "./router-pauses.js";
 
 export interface OverheadOptions {
   outDir: string;
@@ -59,6 +61,9 @@ export interface OverheadOptions {
    */
   pinned?: boolean;
 }
+
+/** The pause probe each router is started with (`node --import`). */
+const PAUSE_PROBE = pathToFileURL(fileURLToPath(new URL("./pause-probe.js", import.meta.url))).href;
 
 /** With `pinned`: the last CPU for the router, the others for the client and the engines. */
 const ROUTER_CPU = String(cpus().length - 1);
@@ -74,9 +79,18 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
     children.push(sim);
     writeOverheadGateway(tmp, engines);
     // Request logs are written (serialised, batched, flushed) as in production, to /dev/null.
+    // Each router carries a probe of its own pauses (pause-probe.ts): what paused it while measured.
+    const probed = (name: string) => ({
+      nodeArgs: ["--import", PAUSE_PROBE],
+      env: { TOKENGATE_PAUSE_PROBE: join(tmp, `${name}-pauses.jsonl`) },
+    });
+    const pausesOf = (name: string) => (windows: readonly (readonly [number, number])[]) =>
+      pausesWithin(readPauseEvents(join(tmp, `${name}-pauses.jsonl`)), windows);
     const gw = await startTokengate(
       ["gateway", "--config", tmp, "--port", "0", "--log", "/dev/null"],
       /listening on http:\/\/[\d.]+:\d+/,
+      15_000,
+      probed("tokengate"),
     );
     children.push(gw);
     if (opts.pinned) {
@@ -85,7 +99,13 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
       pinTree(gw.pid, ROUTER_CPU);
     }
     const gwUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(gw.output())![1]!;
-    const bare = await startScript(BARE_PROXY, ["0", ...engines], /listening on http:\/\/[\d.]+:\d+/);
+    const bare = await startScript(
+      BARE_PROXY,
+      ["0", ...engines],
+      /listening on http:\/\/[\d.]+:\d+/,
+      15_000,
+      probed("bare-node"),
+    );
     children.push(bare);
     if (opts.pinned) pinTree(bare.pid, ROUTER_CPU);
     const bareUrl = /listening on (http:\/\/[\d.]+:\d+)/.exec(bare.output())![1]!;
@@ -97,8 +117,18 @@ export async function runOverhead(opts: OverheadOptions): Promise<OverheadReport
     // runs: tokengate's streaming TTFT p50 1.3 → 2.8 ms, e2e p99 33 → 90 ms).
     const paths: PathUnderTest[] = [
       { name: "direct", urls: engines, routerCpu: null },
-      { name: "tokengate", urls: [gwUrl], routerCpu: () => cpuSeconds(gw.pid) },
-      { name: "bare-node", urls: [bareUrl], routerCpu: () => cpuSeconds(bare.pid) },
+      {
+        name: "tokengate",
+        urls: [gwUrl],
+        routerCpu: () => cpuSeconds(gw.pid),
+        routerPauses: pausesOf("tokengate"),
+      },
+      {
+        name: "bare-node",
+        urls: [bareUrl],
+        routerCpu: () => cpuSeconds(bare.pid),
+        routerPauses: pausesOf("bare-node"),
+      },
     ];
     if (nginx) paths.push({ name: "nginx", urls: [nginx.url], routerCpu: () => treeCpuSeconds(nginx!.pid) });
     const cpu = (p: PathUnderTest) => cpuMeter(sim.pid, p);
