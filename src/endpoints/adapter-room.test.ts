@@ -10,7 +10,7 @@ import { isHot, makeRoomFor, RESERVE_MS } from "./adapter-room.js";
 
 function engine(name: string, running: string[]) {
   const ep = endpoint(name);
-  ep.loras = { max: 2, running, waiting: [] };
+  ep.scrape.loras = { max: 2, running, waiting: [] };
   return ep;
 }
 
@@ -43,7 +43,7 @@ it("frees a slot for a starving adapter where the adapter giving way has the few
 
   // hot drained from b: rare may be placed there, and once it runs the reservation is over.
   b.adapterRecord.ended("hot");
-  b.loras = { max: 2, running: ["y"], waiting: [] };
+  b.scrape.loras = { max: 2, running: ["y"], waiting: [] };
   assert.deepEqual(
     filter.filter(ctx("rare"), [a, b, c]).kept.map((e) => e.name),
     ["b"],

@@ -7,7 +7,8 @@ import { DEFAULT_POOL_FLOW } from "../config/inference-pool.js";
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_OUTLIER_DETECTION } from "../config/pool-resilience.js";
 import { DEFAULT_MODELS_POLL } from "../config/pool-serving.js";
 import type { EngineReading } from "./dialects.js";
-import { EndpointState, metricsStalenessBound } from "./endpoint-state.js";
+import { EndpointState } from "./endpoint-state.js";
+import { metricsStalenessBound } from "./engine-scrape.js";
 import { snapshotOf } from "./snapshot.js";
 
 function endpoint(over: Partial<ConstructorParameters<typeof EndpointState>[0]> = {}): EndpointState {
@@ -237,7 +238,7 @@ describe("EndpointState: metric freshness", () => {
     assert.equal(tight.ms, 1500);
     assert.match(tight.warning ?? "", /1500 ms is under twice the scrape interval \(1000 ms\)/);
     assert.equal(metricsStalenessBound(1000, 2000).warning, null);
-    assert.ok(endpoint({ metricsStalenessMs: 300 }).stalenessWarning);
+    assert.ok(endpoint({ metricsStalenessMs: 300 }).scrape.stalenessWarning);
   });
 
   it("is fresh from a successful scrape until the bound passes; a failed scrape changes no values", () => {
@@ -246,11 +247,11 @@ describe("EndpointState: metric freshness", () => {
     ep.recordScrape(reading(), 1000, 3);
     assert.equal(ep.metricsFresh(2000), true);
     assert.equal(ep.metricsFresh(2001), false);
-    ep.recordScrapeError("timeout: no answer within 250 ms", 250);
-    assert.equal(ep.scrapeErrors, 1);
+    ep.scrape.recordError("timeout: no answer within 250 ms", 250);
+    assert.equal(ep.scrape.scrapeErrors, 1);
     assert.equal(ep.waiting, 1);
     assert.equal(ep.scrapedAt, 1000);
-    assert.equal(ep.lastScrapeError, "timeout: no answer within 250 ms");
+    assert.equal(ep.scrape.lastScrapeError, "timeout: no answer within 250 ms");
   });
 });
 
@@ -258,20 +259,20 @@ describe("EndpointState: rates between scrapes", () => {
   it("prefix-cache hit rate is the change in hits over the change in queries", () => {
     const ep = endpoint();
     ep.recordScrape(reading({ prefixHits: 100, prefixQueries: 1000 }), 0, 1);
-    assert.equal(ep.prefixCacheHitRate, null, "one scrape has no window");
+    assert.equal(ep.scrape.prefixCacheHitRate, null, "one scrape has no window");
     ep.recordScrape(reading({ prefixHits: 175, prefixQueries: 1100 }), 250, 1);
-    assert.equal(ep.prefixCacheHitRate, 0.75);
+    assert.equal(ep.scrape.prefixCacheHitRate, 0.75);
     ep.recordScrape(reading({ prefixHits: 175, prefixQueries: 1100 }), 500, 1);
-    assert.equal(ep.prefixCacheHitRate, null, "no queries in the window");
+    assert.equal(ep.scrape.prefixCacheHitRate, null, "no queries in the window");
     // The engine restarted: counters went down, so what it shows now is the window.
     ep.recordScrape(reading({ prefixHits: 10, prefixQueries: 40 }), 750, 1);
-    assert.equal(ep.prefixCacheHitRate, 0.25);
+    assert.equal(ep.scrape.prefixCacheHitRate, 0.25);
   });
 
   it("uses the engine's own hit-rate gauge only when the counters are missing", () => {
     const ep = endpoint({ dialect: "sglang" });
     ep.recordScrape(reading({ prefixHitRateGauge: 0.4 }), 0, 1);
-    assert.equal(ep.prefixCacheHitRate, 0.4);
+    assert.equal(ep.scrape.prefixCacheHitRate, 0.4);
   });
 
   it("TTFT p95 comes from the histogram's change between scrapes", () => {
@@ -282,14 +283,14 @@ describe("EndpointState: rates between scrapes", () => {
       { le: INF, count: c },
     ];
     ep.recordScrape(reading({ ttftBuckets: buckets(1000, 1000, 1000) }), 0, 1);
-    assert.equal(ep.ttftP95Seconds, null);
+    assert.equal(ep.scrape.ttftP95Seconds, null);
     // 100 new requests, all between 0.1 s and 1 s: the old 1000 fast ones must not pull p95 down.
     ep.recordScrape(reading({ ttftBuckets: buckets(1000, 1100, 1100) }), 250, 1);
-    assert.ok(Math.abs(ep.ttftP95Seconds! - 0.955) < 1e-9, String(ep.ttftP95Seconds));
-    assert.equal(ep.ttftWindowCount, 100);
+    assert.ok(Math.abs(ep.scrape.ttftP95Seconds! - 0.955) < 1e-9, String(ep.scrape.ttftP95Seconds));
+    assert.equal(ep.scrape.ttftWindowCount, 100);
     ep.recordScrape(reading({ ttftBuckets: buckets(1000, 1100, 1100) }), 500, 1);
-    assert.equal(ep.ttftP95Seconds, null, "nothing finished in the window");
-    assert.equal(ep.ttftWindowCount, 0);
+    assert.equal(ep.scrape.ttftP95Seconds, null, "nothing finished in the window");
+    assert.equal(ep.scrape.ttftWindowCount, 0);
   });
 });
 

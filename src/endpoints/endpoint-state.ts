@@ -9,33 +9,11 @@ import { AdapterRecord } from "./adapter-record.js";
 import type { CircuitPolicy } from "./circuit-breaker.js";
 import type { EngineReading, LoraState } from "./dialects.js";
 import { EndpointHealth, type HealthStatus } from "./endpoint-health.js";
+import { EngineScrape } from "./engine-scrape.js";
 import { Lease } from "./lease.js";
 import type { EjectionPolicy } from "./outlier-ejection.js";
 import { PrefillLoad, type StepLora } from "./prefill-load.js";
-import { ScrapeWindow } from "./scrape-window.js";
 import type { ServedModels } from "./served-models.js";
-
-export const MIN_METRICS_STALENESS_MS = 200;
-
-/**
- * How old the last good scrape may be before the picker stops trusting it. Tied to the endpoint's own
- * scrape interval so a slow interval is not declared stale between two healthy scrapes (llm-d #2514).
- * @example metricsStalenessBound(250) // { ms: 1000, warning: null }
- */
-export function metricsStalenessBound(
-  intervalMs: number,
-  configuredMs?: number,
-): { ms: number; warning: string | null } {
-  if (configuredMs === undefined) {
-    return { ms: Math.max(4 * intervalMs, MIN_METRICS_STALENESS_MS), warning: null };
-  }
-  const warning =
-    configuredMs < 2 * intervalMs
-      ? `metrics staleness bound ${configuredMs} ms is under twice the scrape interval (${intervalMs} ms): ` +
-        "one late scrape will mark the endpoint's metrics stale"
-      : null;
-  return { ms: configuredMs, warning };
-}
 
 export type { HealthStatus } from "./endpoint-health.js";
 
@@ -77,9 +55,6 @@ export class EndpointState {
   readonly versionFromRoot: boolean;
   /** `Authorization` value for every request to the engine; null when it needs none. */
   readonly authorization: string | null;
-  readonly metricsStalenessMs: number;
-  /** Set when the staleness bound is configured too tight for the scrape interval. */
-  readonly stalenessWarning: string | null;
 
   /** Whether it may take a request, and why not (endpoint-health.ts); its fields are read through here. */
   readonly health: EndpointHealth;
@@ -100,24 +75,8 @@ export class EndpointState {
   /** Called when a lease is released or a scrape lands: flow control may dispatch more. */
   onCapacity: (() => void) | null = null;
 
-  // Engine state from the last successful scrape; null when the engine does not report it.
-  waiting: number | null = null;
-  running: number | null = null;
-  kvUsage: number | null = null;
-  blockSize: number | null = null;
-  numGpuBlocks: number | null = null;
-  loras: LoraState | null = null;
-  /** Prefix-cache hits / queries (tokens) between the last two scrapes; null with no queries. */
-  prefixCacheHitRate: number | null = null;
-  /** p95 TTFT of requests finished between the last two scrapes; null with none. */
-  ttftP95Seconds: number | null = null;
-  /** How many TTFT observations that p95 rests on. */
-  ttftWindowCount = 0;
-  /** Wall-clock ms of the last successful scrape. */
-  scrapedAt: number | null = null;
-  scrapeDurationMs: number | null = null;
-  scrapeErrors = 0;
-  lastScrapeError: string | null = null;
+  /** What the last scrapes of its /metrics said (engine-scrape.ts). */
+  readonly scrape: EngineScrape;
 
   // What the engine serves: from config until its /v1/models answers, then from there.
   /** Base model id. */
@@ -130,9 +89,6 @@ export class EndpointState {
   lastModelsError: string | null = null;
   /** Adapters the gateway sent here lately, the ones the engine probably still holds. */
   readonly adapterRecord = new AdapterRecord();
-
-  /** The rates the last two scrapes imply (scrape-window.ts). */
-  private readonly window = new ScrapeWindow();
 
   constructor(opts: EndpointStateOptions) {
     this.options = opts;
@@ -150,9 +106,7 @@ export class EndpointState {
     this.authorization = opts.upstreamKey ? `Bearer ${opts.upstreamKey.reveal()}` : null;
     this.model = opts.model ?? null;
     this.modelVersion = opts.modelVersion ?? null;
-    const bound = metricsStalenessBound(opts.metrics.intervalMs, opts.metricsStalenessMs);
-    this.metricsStalenessMs = bound.ms;
-    this.stalenessWarning = bound.warning;
+    this.scrape = new EngineScrape(opts.metrics.intervalMs, opts.metricsStalenessMs);
     this.prefill = new PrefillLoad();
     this.health = new EndpointHealth(
       {
@@ -201,9 +155,35 @@ export class EndpointState {
     );
   }
 
+  // What the picker and flow control read of the last scrape on every pick, as the flat PickerEndpoint
+  // fields they expect; the rest of it through `scrape` (engine-scrape.ts).
+  get waiting(): number | null {
+    return this.scrape.waiting;
+  }
+  get running(): number | null {
+    return this.scrape.running;
+  }
+  get kvUsage(): number | null {
+    return this.scrape.kvUsage;
+  }
+  get blockSize(): number | null {
+    return this.scrape.blockSize;
+  }
+  get numGpuBlocks(): number | null {
+    return this.scrape.numGpuBlocks;
+  }
+  get loras(): LoraState | null {
+    return this.scrape.loras;
+  }
+  get scrapedAt(): number | null {
+    return this.scrape.scrapedAt;
+  }
+  get metricsStalenessMs(): number {
+    return this.scrape.stalenessMs;
+  }
   /** The last successful scrape is younger than the staleness bound. */
   metricsFresh(now: number): boolean {
-    return this.scrapedAt !== null && now - this.scrapedAt <= this.metricsStalenessMs;
+    return this.scrape.fresh(now);
   }
 
   // What the picker and flow control read of its health on every pick, as the flat PickerEndpoint
@@ -321,21 +301,9 @@ export class EndpointState {
     return this.metricsFresh(now) ? this.waiting : null;
   }
 
-  /** Applies a successful scrape. Rates come from the change since the previous successful scrape. */
+  /** Applies a successful scrape; flow control may dispatch more. */
   recordScrape(r: EngineReading, now: number, durationMs: number): void {
-    this.waiting = r.waiting;
-    this.running = r.running;
-    this.kvUsage = r.kvUsage;
-    this.blockSize = r.blockSize;
-    this.numGpuBlocks = r.numGpuBlocks;
-    this.loras = r.loras;
-    const w = this.window.apply(r);
-    this.prefixCacheHitRate = w.prefixCacheHitRate;
-    this.ttftP95Seconds = w.ttftP95Seconds;
-    this.ttftWindowCount = w.ttftWindowCount;
-    this.scrapedAt = now;
-    this.scrapeDurationMs = durationMs;
-    this.lastScrapeError = null;
+    this.scrape.record(r, now, durationMs);
     this.onCapacity?.();
   }
 
@@ -359,12 +327,5 @@ export class EndpointState {
 
   recordModelsError(error: string): void {
     this.lastModelsError = error;
-  }
-
-  /** A failed scrape keeps the last values; metricsFresh() says how much to trust them. */
-  recordScrapeError(error: string, durationMs: number): void {
-    this.scrapeErrors++;
-    this.lastScrapeError = error;
-    this.scrapeDurationMs = durationMs;
   }
 }

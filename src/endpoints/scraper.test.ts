@@ -102,8 +102,9 @@ async function trafficUntilRatesSeen(
   while ((hit === null || ttft === null) && Date.now() < deadline) {
     await complete(r, { prompt: LONG_PROMPT, max_tokens: 4 });
     for (let i = 0; i < 12 && (hit === null || ttft === null); i++) {
-      if (ep.prefixCacheHitRate !== null && ep.prefixCacheHitRate > 0) hit = ep.prefixCacheHitRate;
-      if (ep.ttftP95Seconds !== null) ttft = ep.ttftP95Seconds;
+      if (ep.scrape.prefixCacheHitRate !== null && ep.scrape.prefixCacheHitRate > 0)
+        hit = ep.scrape.prefixCacheHitRate;
+      if (ep.scrape.ttftP95Seconds !== null) ttft = ep.scrape.ttftP95Seconds;
       await sleep(5);
     }
   }
@@ -129,7 +130,7 @@ describe("EndpointMonitor against simulated replicas", () => {
       assert.equal(ep.blockSize, 16);
       assert.equal(ep.numGpuBlocks, 27_000);
       assert.deepEqual(ep.loras, { max: 2, running: [], waiting: [] });
-      assert.ok(ep.scrapeDurationMs !== null && ep.scrapeDurationMs >= 0);
+      assert.ok(ep.scrape.scrapeDurationMs !== null && ep.scrape.scrapeDurationMs >= 0);
 
       const { hit, ttft } = await trafficUntilRatesSeen(r, ep);
       assert.ok(hit > 0 && hit <= 1);
@@ -180,7 +181,7 @@ describe("EndpointMonitor against simulated replicas", () => {
     monitor.start();
     try {
       await until("fresh metrics", () => ep.metricsFresh(Date.now()));
-      const errors = ep.scrapeErrors;
+      const errors = ep.scrape.scrapeErrors;
       const mark = seen().length;
       await setFaults(r, { metricsDelayMs: 300 });
       const tookMs = await until("metrics stale", () => !ep.metricsFresh(Date.now()));
@@ -189,8 +190,8 @@ describe("EndpointMonitor against simulated replicas", () => {
       assert.ok(Date.now() - ep.scrapedAt! > ep.metricsStalenessMs);
       assert.ok(tookMs <= ep.metricsStalenessMs + 100 + 250, `stale after ${tookMs} ms`);
       await until("the stale change reported", () => seen().at(-1) === "metrics-stale");
-      assert.ok(ep.scrapeErrors >= errors + 2);
-      assert.match(ep.lastScrapeError ?? "", /^timeout: no answer within 100 ms/);
+      assert.ok(ep.scrape.scrapeErrors >= errors + 2);
+      assert.match(ep.scrape.lastScrapeError ?? "", /^timeout: no answer within 100 ms/);
       assert.ok(ep.healthy, "slow metrics are not ill health");
 
       await setFaults(r, "clear");
@@ -296,7 +297,7 @@ describe("EndpointMonitor against simulated replicas", () => {
       await until("unhealthy", () => !ep.healthy);
       assert.match(ep.health.lastHealthError ?? "", /ECONNREFUSED|ECONNRESET|socket|closed/i);
       await until("metrics stale", () => !ep.metricsFresh(Date.now()));
-      assert.ok(ep.lastScrapeError !== null);
+      assert.ok(ep.scrape.lastScrapeError !== null);
       await until("healthy after the restart", () => ep.healthy && ep.metricsFresh(Date.now()));
       assert.equal(r.crashes, 1);
     } finally {
@@ -323,12 +324,12 @@ describe("EndpointMonitor against simulated replicas", () => {
       assert.equal(monitor.has(epA), false);
       const scraped = epA.scrapedAt;
       const checked = epA.health.lastHealthAt;
-      const errors = epA.scrapeErrors;
+      const errors = epA.scrape.scrapeErrors;
       const bBefore = epB.scrapedAt!;
       await sleep(400);
       assert.equal(epA.scrapedAt, scraped);
       assert.equal(epA.health.lastHealthAt, checked);
-      assert.equal(epA.scrapeErrors, errors);
+      assert.equal(epA.scrape.scrapeErrors, errors);
       await until("the other endpoint still scraped", () => epB.scrapedAt! > bBefore);
     } finally {
       await monitor.stop();
@@ -365,7 +366,7 @@ describe("EndpointMonitor.stop", () => {
     assert.equal(count("Timeout"), timersBefore);
     await new Promise<void>((resolve) => blackHole.close(() => resolve()));
     await until("the monitor's sockets closed", () => count("TCPSocketWrap") <= socketsBefore);
-    assert.equal(ep.scrapeErrors, 0, "a cancelled scrape is not an engine error");
+    assert.equal(ep.scrape.scrapeErrors, 0, "a cancelled scrape is not an engine error");
     assert.equal(ep.health.lastHealthAt, null, "a cancelled check is not a failed check");
   });
 

@@ -217,11 +217,11 @@ export class EndpointMonitor {
       const res = await probe(agent, ep.url, ep.metricsPath, controller, timeoutMs, true);
       if (controller.signal.reason === CANCELLED) return;
       const durationMs = performance.now() - started;
-      if (res.body === null) ep.recordScrapeError(`HTTP ${res.status}`, durationMs);
+      if (res.body === null) ep.scrape.recordError(`HTTP ${res.status}`, durationMs);
       else ep.recordScrape(readEngineMetrics(res.body, ep.dialect), this.now(), durationMs);
     } catch (err) {
       if (controller.signal.reason === CANCELLED) return;
-      ep.recordScrapeError(describeProbeError(err, controller.signal), performance.now() - started);
+      ep.scrape.recordError(describeProbeError(err, controller.signal), performance.now() - started);
     }
     const fresh = ep.metricsFresh(this.now());
     if (fresh !== w.fresh) {

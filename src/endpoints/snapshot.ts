@@ -61,9 +61,10 @@ export function snapshotOf(ep: EndpointState, now: number): EndpointSnapshot {
       ageMs: ep.scrapedAt === null ? null : now - ep.scrapedAt,
       stalenessMs: ep.metricsStalenessMs,
       scrapedAt: isoOrNull(ep.scrapedAt),
-      scrapeDurationMs: ep.scrapeDurationMs === null ? null : Math.round(ep.scrapeDurationMs * 10) / 10,
-      scrapeErrors: ep.scrapeErrors,
-      lastError: ep.lastScrapeError,
+      scrapeDurationMs:
+        ep.scrape.scrapeDurationMs === null ? null : Math.round(ep.scrape.scrapeDurationMs * 10) / 10,
+      scrapeErrors: ep.scrape.scrapeErrors,
+      lastError: ep.scrape.lastScrapeError,
       waiting: ep.waiting,
       running: ep.running,
       kvUsage: ep.kvUsage,
@@ -74,9 +75,9 @@ export function snapshotOf(ep: EndpointState, now: number): EndpointSnapshot {
         running: [...ep.loras.running],
         waiting: [...ep.loras.waiting],
       },
-      prefixCacheHitRate: ep.prefixCacheHitRate,
-      ttftP95Seconds: ep.ttftP95Seconds,
-      ttftWindowCount: ep.ttftWindowCount,
+      prefixCacheHitRate: ep.scrape.prefixCacheHitRate,
+      ttftP95Seconds: ep.scrape.ttftP95Seconds,
+      ttftWindowCount: ep.scrape.ttftWindowCount,
     },
   };
 }

@@ -64,7 +64,9 @@ describe("simulated engine step loop", () => {
       const d = await submit(e, { promptLen: 2000, maxTokens: 3 }).done;
       assert.ok(Math.abs(ttft(d) - expected) < 0.5, `engine TTFT ${ttft(d)} vs model ${expected}`);
       const w = d.tokenTimes[0]! - d.req.arrivedAt;
-      assert.ok(w >= expected - 1, `wall TTFT ${w}`);
+      // Node's timers count from the loop's cached clock, which can trail performance.now() by a
+      // millisecond or so: a step may look up to ~1.5 ms short (seen on a busy 2-core machine: 38.96).
+      assert.ok(w >= expected - 2, `wall TTFT ${w}`);
       wall = Math.min(wall, w);
     }
     assert.ok(wall < expected + 40, `wall TTFT ${wall}`);

@@ -18,9 +18,9 @@ export function endpoint(name = "e0"): EndpointState {
 
 /** A fresh scrape at `now` showing `waiting` queued and `kv` KV use. */
 export function scraped(ep: EndpointState, now: number, waiting: number, kv: number): void {
-  ep.waiting = waiting;
-  ep.kvUsage = kv;
-  ep.scrapedAt = now;
+  ep.scrape.waiting = waiting;
+  ep.scrape.kvUsage = kv;
+  ep.scrape.scrapedAt = now;
 }
 
 /**
