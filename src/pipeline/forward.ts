@@ -275,23 +275,10 @@ export function applyOutcome(ctx: ForwardContext, outcome: ForwardOutcome): void
       return;
     case "answered": {
       const a = outcome.attempt;
-      rec.httpStatus = ctx.headersAlreadySent() ? 200 : a.status;
-      rec.firstTokenAt = a.firstTokenAt;
+      rec.recordAnswer(a, ctx.headersAlreadySent() ? 200 : a.status);
       rec.runtimeQueueMs = a.timing.queueMs;
       rec.prefillMs = a.timing.prefillMs;
       rec.decodeMs = a.timing.decodeMs;
-      if (a.usage) {
-        rec.inputTokensActual = a.usage.prompt_tokens ?? null;
-        rec.outputTokens = a.usage.completion_tokens ?? null;
-        rec.cachedTokens = a.usage.prompt_tokens_details?.cached_tokens ?? null;
-      }
-      if (a.upstreamClientError) {
-        rec.status = "engine_rejected";
-        rec.errorCode = `engine_${a.status}`;
-      } else if (a.brokenMidStream) {
-        rec.status = "broken_stream";
-        rec.errorCode = "upstream_error";
-      }
       return;
     }
   }

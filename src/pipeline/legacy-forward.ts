@@ -56,20 +56,7 @@ export async function forwardToLegacy(
     }
     switch (outcome.kind) {
       case "done": {
-        rec.httpStatus = outcome.status;
-        rec.firstTokenAt = outcome.firstTokenAt;
-        if (outcome.usage) {
-          rec.inputTokensActual = outcome.usage.prompt_tokens ?? null;
-          rec.outputTokens = outcome.usage.completion_tokens ?? null;
-          rec.cachedTokens = outcome.usage.prompt_tokens_details?.cached_tokens ?? null;
-        }
-        if (outcome.upstreamClientError) {
-          rec.status = "engine_rejected";
-          rec.errorCode = `engine_${outcome.status}`;
-        } else if (outcome.brokenMidStream) {
-          rec.status = "broken_stream";
-          rec.errorCode = "upstream_error";
-        }
+        rec.recordAnswer(outcome, outcome.status);
         return;
       }
       case "cancelled":

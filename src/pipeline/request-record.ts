@@ -2,6 +2,7 @@
 // the metrics at the end, whatever happened.
 
 import type { Reservation } from "../budget/budget-ledger.js";
+import type { AttemptOutcome } from "../proxy/upstream-attempt.js";
 import { isoTime } from "../telemetry/iso-time.js";
 import type { RequestLogLine } from "../telemetry/request-log.js";
 
@@ -70,6 +71,28 @@ export class RequestRecord {
   /** Ms since the request arrived. */
   elapsedMs(now = performance.now()): number {
     return now - this.t0;
+  }
+
+  /**
+   * What an upstream's answer tells the record, whichever hand-off sent it (an engine, the legacy
+   * service): its status as the client got it, the first token, the usage it reported, and whether it
+   * was the upstream's own refusal or broke after it started.
+   */
+  recordAnswer(a: AttemptOutcome & { kind: "done" }, httpStatus: number): void {
+    this.httpStatus = httpStatus;
+    this.firstTokenAt = a.firstTokenAt;
+    if (a.usage) {
+      this.inputTokensActual = a.usage.prompt_tokens ?? null;
+      this.outputTokens = a.usage.completion_tokens ?? null;
+      this.cachedTokens = a.usage.prompt_tokens_details?.cached_tokens ?? null;
+    }
+    if (a.upstreamClientError) {
+      this.status = "engine_rejected";
+      this.errorCode = `engine_${a.status}`;
+    } else if (a.brokenMidStream) {
+      this.status = "broken_stream";
+      this.errorCode = "upstream_error";
+    }
   }
 
   /** Appends to the fallback reason (retries, degraded picks), comma-separated. */
